@@ -1,0 +1,96 @@
+# make <stage> | all | test | clean
+#   make 01_matmul_add && ./run        build one stage, then run it
+#   make test                          CPU tests everywhere, GPU tests where a GPU is present
+#   make CUDA_ARCH="-gencode arch=compute_90,code=sm_90" all    one architecture only
+#
+# Host code is C11 built by the C compiler; kernels are .cu files built by nvcc and exported
+# with C linkage; the program is linked by the C compiler against the CUDA runtime, cuBLAS,
+# cuBLASLt and CUPTI. NVTX is header-only (nvtx3), so there is no -lnvToolsExt.
+
+STAGES := 01_matmul_add 02_linear 03_simple_mlp 04_fused_mlp
+BUILT_STAGES := $(foreach s,$(STAGES),$(if $(wildcard $(s)/main.c),$(s)))
+
+# CUDA location: CUDA_HOME if set, else the directory above the nvcc on PATH.
+NVCC_PATH := $(shell command -v nvcc 2>/dev/null)
+CUDA_HOME ?= $(if $(NVCC_PATH),$(patsubst %/bin/,%,$(dir $(realpath $(NVCC_PATH)))),/usr/local/cuda)
+NVCC := $(CUDA_HOME)/bin/nvcc
+
+# One fat binary: A100 (sm_80) and H100/H200 (sm_90) machine code, plus PTX for newer GPUs.
+CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 \
+             -gencode arch=compute_90,code=sm_90 \
+             -gencode arch=compute_90,code=compute_90
+
+CUDA_INC := -I$(CUDA_HOME)/include -I$(CUDA_HOME)/extras/CUPTI/include
+CUDA_LIBDIRS := $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib $(CUDA_HOME)/extras/CUPTI/lib64
+CUDA_LIBS := $(foreach d,$(CUDA_LIBDIRS),-L$(d) -Wl,-rpath,$(d)) \
+             -lcublasLt -lcublas -lcupti -lcudart -lstdc++ -lm -ldl -lpthread
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+CFLAGS += -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
+CPPFLAGS += -Icommon $(CUDA_INC)
+NVCCFLAGS ?= -O3 -lineinfo
+NVCCFLAGS += $(CUDA_ARCH) -std=c++17 -Icommon --Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror
+
+# SAN=1: AddressSanitizer and UndefinedBehaviorSanitizer on host code (CPU tests).
+ifeq ($(SAN),1)
+CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+BUILD := build
+COMMON_C := $(wildcard common/*.c)
+COMMON_CU := $(wildcard common/*.cu)
+COMMON_OBJ := $(COMMON_C:%.c=$(BUILD)/%.o) $(COMMON_CU:%.cu=$(BUILD)/%.cu.o)
+
+.PHONY: all test test-cpu test-gpu clean $(STAGES)
+.DEFAULT_GOAL := all
+
+all: $(BUILT_STAGES)
+
+# Each stage: bin/<stage>, and .last_stage remembers it for ./run.
+define stage_rule
+$(1): bin/$(1)
+	@echo $(1) > .last_stage
+bin/$(1): $(BUILD)/$(1)/main.o $(patsubst %.cu,$(BUILD)/%.cu.o,$(wildcard $(1)/*.cu)) $(COMMON_OBJ) | bin
+	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(CUDA_LIBS)
+endef
+$(foreach s,$(BUILT_STAGES),$(eval $(call stage_rule,$(s))))
+
+$(BUILD)/%.o: %.c $(wildcard common/*.h) | $(BUILD)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/%.cu.o: %.cu $(wildcard common/*.h) | $(BUILD)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
+
+bin $(BUILD):
+	@mkdir -p $@
+
+# ---- tests ---------------------------------------------------------------------------
+# tests/test_*.c run on the CPU; tests/gpu_*.c need a GPU and report SKIP without one.
+CPU_TESTS := $(patsubst tests/%.c,bin/tests/%,$(wildcard tests/test_*.c))
+GPU_TESTS := $(patsubst tests/%.c,bin/tests/%,$(wildcard tests/gpu_*.c))
+
+bin/tests/test_%: $(BUILD)/tests/test_%.o $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS)
+
+# GPU tests link the kernels of every stage (all have C linkage and distinct names).
+STAGE_CU_OBJ := $(foreach s,$(BUILT_STAGES),$(patsubst %.cu,$(BUILD)/%.cu.o,$(wildcard $(s)/*.cu)))
+bin/tests/gpu_%: $(BUILD)/tests/gpu_%.o $(COMMON_OBJ) $(STAGE_CU_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS)
+
+# tests/gpu_*.sh drive the stage programs themselves on a GPU (SKIP without one).
+GPU_SCRIPTS := $(wildcard tests/gpu_*.sh)
+
+test: $(CPU_TESTS) $(GPU_TESTS) $(addprefix bin/,$(BUILT_STAGES))
+	@tests/run_tests.sh $(CPU_TESTS) $(GPU_TESTS) $(GPU_SCRIPTS) -- $(BUILT_STAGES)
+
+test-cpu: $(CPU_TESTS)
+	@tests/run_tests.sh $(CPU_TESTS) --
+
+clean:
+	rm -rf $(BUILD) bin .last_stage

@@ -1,0 +1,30 @@
+/* gpu.h: finding the GPU, saying what it is, and refusing work it cannot hold. */
+#ifndef GPU_H
+#define GPU_H
+
+#include <stddef.h>
+
+#include <cuda_runtime.h>
+
+#include "dtype.h"
+
+typedef struct {
+    int device;
+    struct cudaDeviceProp prop;
+    int driver_version, runtime_version;
+    /* Ceilings measured on this GPU model (0 when we have no measurement for it):
+     * dense GEMM TFLOP/s for bf16/fp16 operands, and device-to-device copy GB/s counting bytes
+     * read plus written. */
+    double gemm_tflops_16bit, copy_gbps;
+} gpu_info;
+
+/* Exits 2 ("waived") with one line naming what was found when no usable CUDA GPU exists. */
+void gpu_require(gpu_info *g, const char *program);
+/* "device: NVIDIA H200 (sm_90, 132 SMs, 141 GB), driver 13.0, runtime 13.0" */
+void gpu_print(const gpu_info *g);
+/* Exits 1 with the bytes needed and free when `bytes` of new allocations cannot fit. */
+void gpu_require_fits(size_t bytes, const char *what);
+/* Dense GEMM ceiling for this dtype in TFLOP/s, or 0 when not measured. */
+double gpu_gemm_ceiling(const gpu_info *g, dtype_t t);
+
+#endif

@@ -1,0 +1,234 @@
+#include "prof.h"
+
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include <cuda_profiler_api.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include "check.h"
+#include "out.h"
+#include "trace.h"
+
+extern char **environ;
+void launch_step_gate(const volatile int *release, int *timed_out, cudaStream_t stream);
+
+#define TRACE_PASS_ENV "PROF_TRACE_PASS"
+
+double prof_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n, size);
+    if (!p) {
+        fprintf(stderr, "error: out of host memory\n");
+        exit(EXIT_BAD_INPUT);
+    }
+    return p;
+}
+
+void prof_init(prof_run *r, const schedule_t *sched, cudaStream_t stream)
+{
+    memset(r, 0, sizeof *r);
+    r->sched = *sched;
+    r->n_steps = sched->wait + sched->warmup_steps + sched->active;
+    r->traced = prof_is_trace_pass();
+    r->stream = stream;
+    r->cpu_us = xcalloc((size_t)r->n_steps, sizeof *r->cpu_us);
+    r->gpu_us = xcalloc((size_t)r->n_steps, sizeof *r->gpu_us);
+    r->gated = xcalloc((size_t)r->n_steps, sizeof *r->gated);
+    r->ev_start = xcalloc((size_t)r->n_steps, sizeof *r->ev_start);
+    r->ev_stop = xcalloc((size_t)r->n_steps, sizeof *r->ev_stop);
+    for (int s = 0; s < r->n_steps; s++) {
+        CUDA_CHECK(cudaEventCreate(&r->ev_start[s]));
+        CUDA_CHECK(cudaEventCreate(&r->ev_stop[s]));
+    }
+    CUDA_CHECK(cudaHostAlloc((void **)&r->gate_release, sizeof(int), cudaHostAllocMapped));
+    CUDA_CHECK(cudaHostAlloc((void **)&r->gate_timed_out, sizeof(int), cudaHostAllocMapped));
+}
+
+void prof_free(prof_run *r)
+{
+    for (int s = 0; s < r->n_steps; s++) {
+        CUDA_CHECK(cudaEventDestroy(r->ev_start[s]));
+        CUDA_CHECK(cudaEventDestroy(r->ev_stop[s]));
+    }
+    CUDA_CHECK(cudaFreeHost((void *)r->gate_release));
+    CUDA_CHECK(cudaFreeHost(r->gate_timed_out));
+    free(r->cpu_us);
+    free(r->gpu_us);
+    free(r->gated);
+    free(r->ev_start);
+    free(r->ev_stop);
+}
+
+phase_t prof_phase(const prof_run *r, int step)
+{
+    if (step < r->sched.wait) return PHASE_WAIT;
+    if (step < r->sched.wait + r->sched.warmup_steps) return PHASE_WARMUP;
+    return PHASE_ACTIVE;
+}
+
+const char *prof_phase_name(phase_t p)
+{
+    return p == PHASE_WAIT ? "wait" : p == PHASE_WARMUP ? "warmup" : "active";
+}
+
+void prof_range_push(const char *name)
+{
+    nvtxRangePushA(name);
+    trace_range_push(name);
+}
+
+void prof_range_pop(void)
+{
+    trace_range_pop();
+    nvtxRangePop();
+}
+
+void prof_step_begin(prof_run *r, int step)
+{
+    int first_active = r->sched.wait + r->sched.warmup_steps;
+    if (step == first_active) {
+        /* nsys --capture-range=cudaProfilerApi records from here */
+        CUDA_CHECK(cudaProfilerStart());
+        if (r->traced) trace_record_begin();
+    }
+    char label[32];
+    snprintf(label, sizeof label, "ProfileStep#%d", step);
+    prof_range_push(label);
+
+    r->gated[step] = !r->traced && step > 0;
+    if (r->gated[step]) {
+        *r->gate_release = 0;
+        *r->gate_timed_out = 0;
+        int *release_dev, *timed_out_dev;
+        CUDA_CHECK(cudaHostGetDevicePointer((void **)&release_dev, (void *)r->gate_release, 0));
+        CUDA_CHECK(cudaHostGetDevicePointer((void **)&timed_out_dev, r->gate_timed_out, 0));
+        launch_step_gate(release_dev, timed_out_dev, r->stream);
+        LAUNCH_CHECK();
+    }
+    CUDA_CHECK(cudaEventRecord(r->ev_start[step], r->stream));
+    r->host_t0 = prof_now_us();
+}
+
+void prof_step_end(prof_run *r, int step)
+{
+    r->cpu_us[step] = prof_now_us() - r->host_t0;
+    CUDA_CHECK(cudaEventRecord(r->ev_stop[step], r->stream));
+    if (r->gated[step]) {
+        __atomic_store_n(r->gate_release, 1, __ATOMIC_SEQ_CST);
+    }
+    CUDA_CHECK(cudaEventSynchronize(r->ev_stop[step]));
+    if (r->gated[step] && *r->gate_timed_out) r->gated[step] = 0;
+    float ms = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, r->ev_start[step], r->ev_stop[step]));
+    r->gpu_us[step] = (double)ms * 1e3;
+    prof_range_pop();
+
+    if (step == r->n_steps - 1) {
+        CUDA_CHECK(cudaDeviceSynchronize());
+        if (r->traced) trace_record_end();
+        CUDA_CHECK(cudaProfilerStop());
+    }
+}
+
+stats_t prof_active_stats(const prof_run *r, int which)
+{
+    int first = r->sched.wait + r->sched.warmup_steps;
+    const double *x = which == 0 ? r->cpu_us : r->gpu_us;
+    return stats_of(x + first, (size_t)(r->n_steps - first));
+}
+
+int prof_write_csv(const prof_run *r, const char *path)
+{
+    char tmp[1100];
+    FILE *f = out_open(path, tmp, sizeof tmp);
+    if (!f) return -1;
+    fprintf(f, "step,phase,cpu_us,gpu_us,gated\n");
+    for (int s = 0; s < r->n_steps; s++)
+        fprintf(f, "%d,%s,%.3f,%.3f,%d\n", s, prof_phase_name(prof_phase(r, s)), r->cpu_us[s],
+                r->gpu_us[s], r->gated[s]);
+    return out_commit(f, tmp, path);
+}
+
+double prof_back_to_back_us(void (*fn)(void *), void *ctx, cudaStream_t stream, int n, int repeats)
+{
+    cudaEvent_t a, b;
+    CUDA_CHECK(cudaEventCreate(&a));
+    CUDA_CHECK(cudaEventCreate(&b));
+    double *per_call = xcalloc((size_t)repeats, sizeof *per_call);
+    for (int rep = 0; rep < repeats; rep++) {
+        CUDA_CHECK(cudaEventRecord(a, stream));
+        for (int i = 0; i < n; i++) fn(ctx);
+        CUDA_CHECK(cudaEventRecord(b, stream));
+        CUDA_CHECK(cudaEventSynchronize(b));
+        float ms;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+        per_call[rep] = (double)ms * 1e3 / n;
+    }
+    double median = stats_of(per_call, (size_t)repeats).median;
+    free(per_call);
+    CUDA_CHECK(cudaEventDestroy(a));
+    CUDA_CHECK(cudaEventDestroy(b));
+    return median;
+}
+
+int prof_is_trace_pass(void)
+{
+    const char *v = getenv(TRACE_PASS_ENV);
+    return v && strcmp(v, "1") == 0;
+}
+
+int prof_trace_pass_open(void)
+{
+    if (!prof_is_trace_pass()) return 1;
+    return trace_open();
+}
+
+/* Under nsys, ncu or compute-sanitizer the tool injects itself through this variable and owns
+ * CUPTI; a second process would only be traced by the tool again. */
+static const char *cupti_owner(void)
+{
+    const char *v = getenv("CUDA_INJECTION64_PATH");
+    return v && *v ? v : NULL;
+}
+
+void prof_spawn_trace_pass(int argc, char **argv, const char *variant)
+{
+    const char *owner = cupti_owner();
+    if (owner) {
+        printf("trace: CUPTI is in use by another tool (CUDA_INJECTION64_PATH=%s); no trace pass\n", owner);
+        return;
+    }
+    char **child_argv = xcalloc((size_t)argc + 3, sizeof *child_argv);
+    for (int i = 0; i < argc; i++) child_argv[i] = argv[i];
+    child_argv[argc] = "--variant";
+    child_argv[argc + 1] = (char *)variant;
+    setenv(TRACE_PASS_ENV, "1", 1);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid;
+    int rc = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, child_argv, environ);
+    unsetenv(TRACE_PASS_ENV);
+    free(child_argv);
+    if (rc != 0) {
+        printf("trace: could not start the trace pass: %s\n", strerror(rc));
+        return;
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        printf("trace: the trace pass failed (%s %d); the timed results above stand\n",
+               WIFEXITED(status) ? "exit" : "signal",
+               WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+}

@@ -1,0 +1,82 @@
+/* prof.h: the articles' step schedule, NVTX ranges, and per-step timing.
+ *
+ * A stage runs its forward inside this loop (see any stage's main.c):
+ *
+ *   prof_run run;
+ *   prof_init(&run, &args.sched, stream);
+ *   for (int s = 0; s < run.n_steps; s++) {
+ *       prof_step_begin(&run, s);   NVTX "ProfileStep#s"; host clock and CUDA event start
+ *       forward(&model);            the lesson; it names its ranges with prof_range_push/pop
+ *       prof_step_end(&run, s);     host clock stops: CPU dispatch time; event: GPU time
+ *   }
+ *
+ * Two numbers per step:
+ *   cpu_us  host time to issue the step's work (the calls return before the GPU finishes);
+ *   gpu_us  device time from the step's first to last operation. In timed passes the GPU is
+ *           held back by a gate kernel until the whole step is issued, so gpu_us measures the
+ *           work alone, not the gaps left by a slow CPU. The first step is never gated: lazy
+ *           module loading inside it may need the GPU idle; its gpu_us includes those gaps.
+ *
+ * Two passes per run: this process times the schedule without any tracing; then
+ * prof_spawn_trace_pass() runs the same program again in a fresh process (cold as well) with
+ * our CUPTI trace on, so tracing never distorts the figures the report quotes.
+ */
+#ifndef PROF_H
+#define PROF_H
+
+#include <cuda_runtime.h>
+
+#include "cli.h"
+#include "stats.h"
+
+typedef enum { PHASE_WAIT, PHASE_WARMUP, PHASE_ACTIVE } phase_t;
+
+typedef struct {
+    schedule_t sched;
+    int n_steps;
+    int traced; /* this process is the trace pass */
+    cudaStream_t stream;
+    double *cpu_us, *gpu_us;
+    int *gated; /* 1 when gpu_us excludes CPU gaps (see above) */
+    cudaEvent_t *ev_start, *ev_stop;
+    volatile int *gate_release; /* host-mapped: the CPU opens the gate */
+    int *gate_timed_out;        /* host-mapped: the gate gave up waiting */
+    double host_t0;
+} prof_run;
+
+void prof_init(prof_run *r, const schedule_t *sched, cudaStream_t stream);
+void prof_free(prof_run *r);
+phase_t prof_phase(const prof_run *r, int step);
+const char *prof_phase_name(phase_t p);
+void prof_step_begin(prof_run *r, int step);
+void prof_step_end(prof_run *r, int step);
+
+/* Named range: an NVTX range for Nsight Systems and a cpu_op range in our own trace. */
+void prof_range_push(const char *name);
+void prof_range_pop(void);
+
+/* Statistics over the active steps: which = 0 for cpu_us, 1 for gpu_us. */
+stats_t prof_active_stats(const prof_run *r, int which);
+
+/* Writes one row per step: step,phase,cpu_us,gpu_us,gated. Returns 0 or -1. */
+int prof_write_csv(const prof_run *r, const char *path);
+
+/* Device time per call of fn when `n` calls are issued back to back without waiting, as a
+ * training or inference loop issues them: whichever of CPU issue rate and GPU work is slower
+ * sets it. Median of `repeats` such batches. */
+double prof_back_to_back_us(void (*fn)(void *), void *ctx, cudaStream_t stream, int n, int repeats);
+
+/* Host wall clock in microseconds (CLOCK_MONOTONIC). */
+double prof_now_us(void);
+
+/* --- the trace pass ----------------------------------------------------------------- */
+/* True in the process started by prof_spawn_trace_pass. Call prof_trace_pass_open() first
+ * thing in main: in the trace pass it turns CUPTI on before any CUDA call, and returns 0 when
+ * CUPTI is unavailable (the caller then exits quietly). */
+int prof_is_trace_pass(void);
+int prof_trace_pass_open(void);
+/* Runs argv again with `--variant variant` appended, in a fresh process with tracing on, and
+ * waits for it. Skips (with one line) when another tool owns CUPTI. */
+void prof_spawn_trace_pass(int argc, char **argv, const char *variant);
+
+#endif

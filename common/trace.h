@@ -1,0 +1,52 @@
+/* trace.h: our own profiler, built on CUPTI.
+ *
+ * A traced run writes two artifacts, like torch.profiler in the articles:
+ *   <base>.json  a Chrome/Perfetto timeline in the schema of PyTorch's profiler traces
+ *                (cpu_op ranges, cuda_runtime / cuda_driver calls, kernel / gpu_memcpy /
+ *                gpu_memset activity, ac2g flows from each launch to its GPU work,
+ *                process/thread metadata, deviceProperties, baseTimeNanoseconds);
+ *   <base>.txt   the key_averages() table, sorted by CUDA total, with the footer lines
+ *                "Self CPU time total" and "Self CUDA time total".
+ *
+ * Lifecycle (prof.c drives it; a stage only names its ranges through prof_range_push):
+ *   trace_open()          before the program's first CUDA call; false when CUPTI is owned by
+ *                         another tool (nsys, ncu, compute-sanitizer) or unavailable, after
+ *                         printing one line that says so: the run goes on untraced.
+ *   trace_record_begin()  at the start of the first active step.
+ *   trace_range_push/pop  CPU ranges (ProfileStep#N, the forward, per-op ranges), recorded on
+ *                         CUPTI's clock while recording; no-ops otherwise.
+ *   trace_record_end()    after the last active step, once the device is synchronised.
+ *   trace_write(base)     writes <base>.json and <base>.txt (temporary name, then rename).
+ *   trace_close()         frees everything.
+ */
+#ifndef TRACE_H
+#define TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+bool trace_open(void);
+void trace_record_begin(void);
+void trace_range_push(const char *name);
+void trace_range_pop(void);
+void trace_record_end(void);
+/* Prints the table's first `top_rows` rows to stdout; returns 0, or -1 with a message. */
+int trace_write(const char *base, int top_rows);
+void trace_close(void);
+
+/* What the trace saw per kernel name, for stage reports and GPU tests. */
+typedef struct {
+    char name[256];
+    int calls;
+    double total_us, median_us, min_us, max_us;
+} trace_kernel_row;
+
+/* Fills up to `max` rows sorted by total time; returns the number of distinct kernels. */
+int trace_kernel_rows(trace_kernel_row *rows, int max);
+/* Kernels (plus memcpy and memset operations) recorded inside the range named `name`
+ * (e.g. "ProfileStep#2"); -1 if no such range was recorded. */
+int trace_gpu_ops_in_range(const char *name, int *kernels, int *memcpys, int *memsets);
+/* Records CUPTI reported as dropped (buffers full), shown in the report. */
+size_t trace_dropped_records(void);
+
+#endif

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The command-line contract every stage keeps, checked on the built binary (no GPU needed):
+# --help exits 0 and lists the flags; each bad input exits 1 with one line on stderr naming the
+# problem; without a GPU a valid command exits 2 with one "waived" line.
+# Usage: tests/cli_contract.sh bin/<stage>
+set -u
+bin=$1
+name=$(basename "$bin")
+out=$(mktemp); err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+
+expect() {  # expect LABEL STATUS NEEDLE ARGS...: exit status STATUS, one stderr line containing NEEDLE
+    local label=$1 status=$2 needle=$3; shift 3
+    "$bin" "$@" >"$out" 2>"$err"
+    local rc=$? lines
+    lines=$(wc -l <"$err")
+    if [ "$rc" -ne "$status" ]; then
+        echo "FAIL $name $label: exit $rc, expected $status ($(head -c 300 "$err"))"
+    elif [ "$status" -eq 1 ] && { [ "$lines" -ne 1 ] || ! grep -qF -- "$needle" "$err"; }; then
+        echo "FAIL $name $label: expected one line containing '$needle', got: $(cat "$err")"
+    else
+        echo "PASS $name $label"
+    fi
+}
+
+"$bin" --help >"$out" 2>"$err"
+if [ $? -eq 0 ] && grep -q -- "--variant" "$out" && grep -q -- "--dtype" "$out" && grep -q -- "--steps" "$out"; then
+    echo "PASS $name help"
+else
+    echo "FAIL $name help: --help must exit 0 and list the flags"
+fi
+
+expect unknown-flag 1 "unknown flag '--bogus'" --bogus
+expect missing-value 1 "--dtype needs a value" --dtype
+expect non-numeric 1 "is not a whole number" --steps abc
+expect negative 1 "is not a whole number" --steps -5
+expect zero 1 "too small" --steps 0
+expect overflow 1 "too large" --steps 99999999999999999999999
+expect bad-variant 1 "unknown variant" --variant nope
+expect bad-dtype 1 "unknown dtype" --dtype int8
+expect stray-argument 1 "unexpected argument" stray
+
+# No GPU here: a valid command is waived (exit 2) with one line, never a crash.
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+    "$bin" --no-trace --no-plot >"$out" 2>"$err"
+    rc=$?
+    if [ "$rc" -eq 2 ] && grep -q "waived: a CUDA GPU is required" "$out" && [ "$(cat "$out" "$err" | wc -l)" -eq 1 ]; then
+        echo "PASS $name no-gpu-waived"
+    else
+        echo "FAIL $name no-gpu-waived: exit $rc, output: $(cat "$out" "$err")"
+    fi
+else
+    echo "SKIP $name no-gpu-waived: a GPU is present"
+fi

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Runs test binaries and stage CLI checks, and ends with one line CI can read:
+#   "N passed, N failed, N skipped"
+# Usage: tests/run_tests.sh TEST_BINARY... -- [STAGE...]
+# Exit status: 0 only when nothing failed (a crashed binary counts as a failure).
+set -u
+cd "$(dirname "$0")/.."
+pass=0 fail=0 skip=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+count() {  # count PASS/FAIL/SKIP lines of one binary's output; a crash or bad exit is a failure
+    local name=$1 rc=$2
+    local p f s
+    p=$(grep -c '^PASS ' "$log"); f=$(grep -c '^FAIL ' "$log"); s=$(grep -c '^SKIP ' "$log")
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+        echo "FAIL $name: exited with status $rc"
+        f=1
+    fi
+    pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
+}
+
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+    bin=$1; shift
+    echo "== $bin"
+    "$bin" >"$log" 2>&1
+    rc=$?
+    cat "$log"
+    count "$bin" "$rc"
+done
+[ "${1:-}" = "--" ] && shift
+
+# Every built stage: the CLI contract (tests/cli_contract.sh), no GPU needed.
+for stage in "$@"; do
+    echo "== cli contract: $stage"
+    tests/cli_contract.sh "bin/$stage" >"$log" 2>&1
+    rc=$?
+    cat "$log"
+    count "cli_contract $stage" "$rc"
+done
+
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,130 @@
+/* CPU tests of the shared flag parser: good input parses, every bad input is refused with a
+ * message naming the flag. */
+#include "cli.h"
+#include "harness.h"
+
+static long long size_v, batch_v;
+static const char *const variants[] = {"eager", "fused", NULL};
+static const char *const variant_help[] = {"two kernels", "one kernel"};
+static const stage_opt opts[] = {
+    {"size", &size_v, 1, 32768, "matrix size"},
+    {"batch", &batch_v, 1, 64, "batch"},
+};
+static const stage_spec spec = {"test_stage", "a test", variants, variant_help, opts, 2};
+
+/* Parses a NULL-terminated list of arguments; err receives the message. */
+static int parse(common_args *a, char *err, const char *first, ...)
+{
+    char *argv[32] = {"prog"};
+    int argc = 1;
+    va_list ap;
+    va_start(ap, first);
+    for (const char *s = first; s; s = va_arg(ap, const char *)) argv[argc++] = (char *)s;
+    va_end(ap);
+    size_v = 64;
+    batch_v = 1;
+    err[0] = '\0';
+    return cli_parse_args(argc, argv, &spec, a, err, 256);
+}
+
+static int test_defaults(void)
+{
+    common_args a;
+    char err[256];
+    EXPECT(parse(&a, err, NULL) == CLI_OK, "%s", err);
+    EXPECT(strcmp(a.variant, "eager") == 0, "%s", a.variant);
+    EXPECT(a.dtype == DTYPE_BF16, "%d", a.dtype);
+    EXPECT(a.sched.wait == 1 && a.sched.warmup_steps == 1 && a.sched.active == 3 && a.sched.warmup == 0,
+           "schedule %d %d %d %d", a.sched.wait, a.sched.warmup_steps, a.sched.active, a.sched.warmup);
+    EXPECT(a.trace && a.plot && a.check && !a.sweep, "switches");
+    EXPECT(strcmp(a.out_dir, "traces/test_stage") == 0, "%s", a.out_dir);
+    EXPECT(size_v == 64, "%lld", size_v);
+    return 0;
+}
+
+static int test_good_flags(void)
+{
+    common_args a;
+    char err[256];
+    EXPECT(parse(&a, err, "--size", "4096", "--variant", "fused", "--dtype", "fp16", "--steps", "100",
+                 "--warmup", "5", "--wait=0", "--warmup-steps", "0", "--seed", "18446744073709551615",
+                 "--no-trace", "--no-plot", "--sweep", "--out", "x/y", "--batch=8", NULL) == CLI_OK, "%s", err);
+    EXPECT(size_v == 4096 && batch_v == 8, "%lld %lld", size_v, batch_v);
+    EXPECT(strcmp(a.variant, "fused") == 0 && a.dtype == DTYPE_FP16, "variant/dtype");
+    EXPECT(a.sched.active == 100 && a.sched.warmup == 5 && a.sched.wait == 0 && a.sched.warmup_steps == 0, "schedule");
+    EXPECT(a.seed == 18446744073709551615ull, "seed");
+    EXPECT(!a.trace && !a.plot && a.sweep && strcmp(a.out_dir, "x/y") == 0, "switches");
+    EXPECT(parse(&a, err, "--variant", "all", NULL) == CLI_OK, "all is a variant: %s", err);
+    return 0;
+}
+
+/* Each bad command line must fail with a message containing `needle`. */
+#define EXPECT_BAD(needle, ...)                                                              \
+    do {                                                                                     \
+        EXPECT(parse(&a, err, __VA_ARGS__, NULL) == CLI_ERROR, "accepted: " #__VA_ARGS__);  \
+        EXPECT(strstr(err, needle) != NULL, "message '%s' lacks '%s'", err, needle);        \
+        EXPECT(strchr(err, '\n') == NULL, "message is not one line: %s", err);               \
+    } while (0)
+
+static int test_bad_flags(void)
+{
+    common_args a;
+    char err[256];
+    EXPECT_BAD("unknown flag '--sise'", "--sise", "64");
+    EXPECT_BAD("unknown flag '-s'", "-s", "64");
+    EXPECT_BAD("--size needs a value", "--size");
+    EXPECT_BAD("'abc' is not a whole number", "--size", "abc");
+    EXPECT_BAD("'-3' is not a whole number", "--size", "-3");
+    EXPECT_BAD("'+3' is not a whole number", "--size", "+3");
+    EXPECT_BAD("'12x' is not a whole number", "--size", "12x");
+    EXPECT_BAD("' 12' is not a whole number", "--size", " 12");
+    EXPECT_BAD("'1e3' is not a whole number", "--size", "1e3");
+    EXPECT_BAD("'0x10' is not a whole number", "--size", "0x10");
+    EXPECT_BAD("empty value", "--size=");
+    EXPECT_BAD("too small", "--size", "0");
+    EXPECT_BAD("too large", "--size", "32769");
+    EXPECT_BAD("too large", "--size", "99999999999999999999999");
+    EXPECT_BAD("too large", "--batch", "65");
+    EXPECT_BAD("unknown variant 'turbo'", "--variant", "turbo");
+    EXPECT_BAD("unknown dtype 'bf17'", "--dtype", "bf17");
+    EXPECT_BAD("--active: 0 is too small", "--active", "0");
+    EXPECT_BAD("--steps: 0 is too small", "--steps", "0");
+    EXPECT_BAD("--wait: '-1' is not", "--wait", "-1");
+    EXPECT_BAD("--seed: 'x' is not", "--seed", "x");
+    EXPECT_BAD("64-bit", "--seed", "18446744073709551616");
+    EXPECT_BAD("unexpected argument 'extra'", "extra");
+    EXPECT_BAD("unexpected argument '64'", "--size", "8", "64");
+    EXPECT_BAD("--out", "--out", "");
+    return 0;
+}
+
+static int test_help(void)
+{
+    common_args a;
+    char err[256];
+    fflush(stdout);
+    FILE *saved = stdout;
+    stdout = fopen("/dev/null", "w");
+    int rc = parse(&a, err, "--help", NULL);
+    fclose(stdout);
+    stdout = saved;
+    EXPECT(rc == CLI_HELP, "rc %d", rc);
+    return 0;
+}
+
+static int test_mul(void)
+{
+    EXPECT(cli_mul(3, 5, "x") == 15, "3 x 5");
+    EXPECT(cli_mul(0, SIZE_MAX, "x") == 0, "0 x max");
+    return 0;
+}
+
+int main(void)
+{
+    TEST_RUN(test_defaults);
+    TEST_RUN(test_good_flags);
+    TEST_RUN(test_bad_flags);
+    TEST_RUN(test_help);
+    TEST_RUN(test_mul);
+    TEST_EXIT();
+}

@@ -1,0 +1,103 @@
+/* CPU tests of the step schedule's phases, the per-step CSV, and all-or-nothing file output. */
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "out.h"
+#include "prof.h"
+
+static int test_phases(void)
+{
+    prof_run r = {.sched = {.wait = 1, .warmup_steps = 1, .active = 3}, .n_steps = 5};
+    EXPECT(prof_phase(&r, 0) == PHASE_WAIT, "step 0 waits");
+    EXPECT(prof_phase(&r, 1) == PHASE_WARMUP, "step 1 warms up");
+    for (int s = 2; s < 5; s++) EXPECT(prof_phase(&r, s) == PHASE_ACTIVE, "step %d active", s);
+    prof_run none = {.sched = {.wait = 0, .warmup_steps = 0, .active = 2}, .n_steps = 2};
+    EXPECT(prof_phase(&none, 0) == PHASE_ACTIVE, "wait=0 warmup=0: the first step is recorded");
+    EXPECT(strcmp(prof_phase_name(PHASE_WARMUP), "warmup") == 0, "names");
+    return 0;
+}
+
+static int test_active_stats(void)
+{
+    double cpu[] = {1000, 50, 10, 12, 11}, gpu[] = {900, 5, 4, 6, 5};
+    int gated[5] = {0};
+    prof_run r = {.sched = {.wait = 1, .warmup_steps = 1, .active = 3}, .n_steps = 5,
+                  .cpu_us = cpu, .gpu_us = gpu, .gated = gated};
+    stats_t c = prof_active_stats(&r, 0), g = prof_active_stats(&r, 1);
+    EXPECT(c.n == 3 && c.median == 11 && c.max == 12, "cpu over active steps only: %g", c.median);
+    EXPECT(g.n == 3 && g.median == 5 && g.min == 4, "gpu over active steps only: %g", g.median);
+    return 0;
+}
+
+static int test_csv(void)
+{
+    char dir[] = "/tmp/prof_csv_XXXXXX";
+    EXPECT(mkdtemp(dir) != NULL, "mkdtemp");
+    char path[128];
+    snprintf(path, sizeof path, "%s/sub/dir/run.csv", dir);
+    char sub[128];
+    snprintf(sub, sizeof sub, "%s/sub/dir", dir);
+    EXPECT(out_mkdirs(sub) == 0, "mkdir -p");
+    EXPECT(out_mkdirs(sub) == 0, "mkdir -p twice");
+    double cpu[] = {100.5, 10.25}, gpu[] = {90.125, 4};
+    int gated[] = {0, 1};
+    prof_run r = {.sched = {.wait = 1, .warmup_steps = 0, .active = 1}, .n_steps = 2,
+                  .cpu_us = cpu, .gpu_us = gpu, .gated = gated};
+    EXPECT(prof_write_csv(&r, path) == 0, "write");
+    FILE *f = fopen(path, "r");
+    EXPECT(f != NULL, "the CSV exists under its final name");
+    char buf[256] = {0};
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    EXPECT(n > 0, "read");
+    EXPECT(strcmp(buf, "step,phase,cpu_us,gpu_us,gated\n0,wait,100.500,90.125,0\n1,active,10.250,4.000,1\n") == 0,
+           "content:\n%s", buf);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "ls %s/sub/dir | grep -q tmp", dir);
+    EXPECT(system(cmd) != 0, "no temporary file left behind");
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    EXPECT(system(cmd) == 0, "cleanup");
+    return 0;
+}
+
+static int test_unwritable(void)
+{
+    if (geteuid() == 0) SKIP("running as root: permissions do not stop writes");
+    char dir[] = "/tmp/prof_ro_XXXXXX";
+    EXPECT(mkdtemp(dir) != NULL, "mkdtemp");
+    chmod(dir, 0500);
+    char sub[128];
+    snprintf(sub, sizeof sub, "%s/x", dir);
+    fflush(stderr);
+    EXPECT(out_mkdirs(sub) != 0, "refused");
+    chmod(dir, 0700);
+    rmdir(dir);
+    return 0;
+}
+
+static int test_not_a_directory(void)
+{
+    /* a regular file where a directory should be: refused with a message, no crash */
+    char path[] = "/tmp/prof_file_XXXXXX";
+    int fd = mkstemp(path);
+    EXPECT(fd >= 0, "mkstemp");
+    close(fd);
+    char sub[128];
+    snprintf(sub, sizeof sub, "%s/x", path);
+    EXPECT(out_mkdirs(path) != 0, "a file is not a directory");
+    EXPECT(out_mkdirs(sub) != 0, "nor can one be made below a file");
+    unlink(path);
+    return 0;
+}
+
+int main(void)
+{
+    TEST_RUN(test_phases);
+    TEST_RUN(test_active_stats);
+    TEST_RUN(test_csv);
+    TEST_RUN(test_unwritable);
+    TEST_RUN(test_not_a_directory);
+    TEST_EXIT();
+}
