@@ -48,20 +48,27 @@ COMMON_OBJ := $(COMMON_C:%.c=$(BUILD)/%.o) $(COMMON_CU:%.cu=$(BUILD)/%.cu.o)
 
 all: $(BUILT_STAGES)
 
+# A stage's objects: every .c and .cu in its directory.
+stage_obj = $(patsubst %.c,$(BUILD)/%.o,$(wildcard $(1)/*.c)) $(patsubst %.cu,$(BUILD)/%.cu.o,$(wildcard $(1)/*.cu))
+# A stage's code without its main, for stages and tests that build on it.
+stage_lib = $(filter-out $(BUILD)/$(1)/main.o,$(call stage_obj,$(1)))
+# 04_fused_mlp climbs from 03_simple_mlp's eager forward: it links that code, not a copy.
+STAGE_DEPS_04_fused_mlp := $(call stage_lib,03_simple_mlp)
+
 # Each stage: bin/<stage>, and .last_stage remembers it for ./run.
 define stage_rule
 $(1): bin/$(1)
 	@echo $(1) > .last_stage
-bin/$(1): $(BUILD)/$(1)/main.o $(patsubst %.cu,$(BUILD)/%.cu.o,$(wildcard $(1)/*.cu)) $(COMMON_OBJ) | bin
+bin/$(1): $(call stage_obj,$(1)) $(STAGE_DEPS_$(1)) $(COMMON_OBJ) | bin
 	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(CUDA_LIBS)
 endef
 $(foreach s,$(BUILT_STAGES),$(eval $(call stage_rule,$(s))))
 
-$(BUILD)/%.o: %.c $(wildcard common/*.h) | $(BUILD)
+$(BUILD)/%.o: %.c $(wildcard common/*.h) $(wildcard */*.h) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/%.cu.o: %.cu $(wildcard common/*.h) | $(BUILD)
+$(BUILD)/%.cu.o: %.cu $(wildcard common/*.h) $(wildcard */*.h) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
 
@@ -77,9 +84,9 @@ bin/tests/test_%: $(BUILD)/tests/test_%.o $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS)
 
-# GPU tests link the kernels of every stage (all have C linkage and distinct names).
-STAGE_CU_OBJ := $(foreach s,$(BUILT_STAGES),$(patsubst %.cu,$(BUILD)/%.cu.o,$(wildcard $(s)/*.cu)))
-bin/tests/gpu_%: $(BUILD)/tests/gpu_%.o $(COMMON_OBJ) $(STAGE_CU_OBJ)
+# GPU tests link every stage's code but its main (all C linkage, distinct names).
+STAGE_LIB_OBJ := $(foreach s,$(BUILT_STAGES),$(call stage_lib,$(s)))
+bin/tests/gpu_%: $(BUILD)/tests/gpu_%.o $(COMMON_OBJ) $(STAGE_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS)
 
