@@ -43,10 +43,10 @@ COMMON_C := $(wildcard common/*.c)
 COMMON_CU := $(wildcard common/*.cu)
 COMMON_OBJ := $(COMMON_C:%.c=$(BUILD)/%.o) $(COMMON_CU:%.cu=$(BUILD)/%.cu.o)
 
-.PHONY: all test test-cpu test-gpu clean $(STAGES)
+.PHONY: all test test-cpu clean ceilings $(STAGES)
 .DEFAULT_GOAL := all
 
-all: $(BUILT_STAGES)
+all: $(BUILT_STAGES) bin/ceilings
 
 # A stage's objects: every .c and .cu in its directory.
 stage_obj = $(patsubst %.c,$(BUILD)/%.o,$(wildcard $(1)/*.c)) $(patsubst %.cu,$(BUILD)/%.cu.o,$(wildcard $(1)/*.cu))
@@ -71,6 +71,11 @@ $(BUILD)/%.o: %.c $(wildcard common/*.h) $(wildcard */*.h) | $(BUILD)
 $(BUILD)/%.cu.o: %.cu $(wildcard common/*.h) $(wildcard */*.h) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
+
+# bench/ceilings: the GEMM and copy ceilings of this GPU, the reference of every report.
+ceilings: bin/ceilings
+bin/ceilings: $(BUILD)/bench/ceilings.o $(COMMON_OBJ) | bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS)
 
 bin $(BUILD):
 	@mkdir -p $@

@@ -7,12 +7,15 @@
  *   ./run 01_matmul_add --sweep                         sizes 64..8192: the crossover plot
  *
  * x, w and b are all size x size (bf16 by default, fp32 accumulation). Variants:
- *   eager  a cuBLAS GEMM into a temporary, then our add kernel: 2 kernels (PyTorch eager)
+ *   eager  a GEMM into a temporary, then our add kernel: 2 kernels (PyTorch eager)
  *   addmm  copy b into y, then the GEMM with beta = 1 adds x @ w onto it: 2 GPU operations,
  *          what torch.compile's aten::addmm ran in the article
  *   fused  one cuBLASLt matmul D = x @ w + C with C = b and D = y as separate buffers: 1 kernel,
  *          the fusion the article wished for (the GEMM's epilogue reads b while writing y)
  * --batch B turns every variant into B independent problems (strided batched: the bmm detour).
+ * All GEMMs go through one cuBLASLt plan made on first use. With --variant all the report ends
+ * with the GEMM alone, through that plan and through cublasGemmEx: the floor for every variant,
+ * and the CPU cost of a library call that plans on every call.
  *
  * The program: setup, the three forwards, the step loop, the correctness check, the report.
  */
@@ -37,13 +40,13 @@ void launch_add(dtype_t t, const void *a, const void *b, void *out, size_t n, cu
 
 static const char *const variants[] = {"eager", "addmm", "fused", NULL};
 static const char *const variant_help[] = {
-    "cuBLAS GEMM into a temporary + our add kernel (2 kernels)",
+    "GEMM into a temporary + our add kernel (2 kernels)",
     "copy b into y + GEMM with beta = 1 (memcpy + 1 kernel)",
     "one cuBLASLt matmul, D = x @ w + b into a separate y (1 kernel)",
 };
 static const char *const launches[] = {
-    "cublasGemmEx -> 1 GEMM kernel; launch_add -> 1 add kernel",
-    "cudaMemcpyAsync b -> y (device to device); cublasGemmEx (beta = 1) -> 1 GEMM kernel",
+    "cublasLtMatmul -> 1 GEMM kernel into a temporary; launch_add -> 1 add kernel",
+    "cudaMemcpyAsync b -> y (device to device); cublasLtMatmul (beta = 1, C = D = y) -> 1 GEMM kernel",
     "cublasLtMatmul (C = b, D = y) -> 1 GEMM kernel with the add in its epilogue",
 };
 static const int gpu_ops_per_step[] = {2, 2, 1};
@@ -55,11 +58,11 @@ typedef struct {
     int variant;
     cudaStream_t stream;
     void *x, *w, *b, *y, *tmp; /* device */
-    /* Created on the first forward, as PyTorch creates its handles on first use: their cost is
-     * part of the cold first step the article shows. */
-    cublasHandle_t blas;
+    /* One cuBLASLt plan serves all three variants: D = x @ w + beta * C. It is made on the first
+     * forward (handle, descriptors, the heuristic query that picks the kernel, the workspace) and
+     * reused after, as PyTorch caches its plans: its cost is part of the cold first step. */
     cublasLtHandle_t lt;
-    int lt_planned;
+    int planned;
     lt_plan plan;
 } model_t;
 
@@ -67,19 +70,22 @@ static size_t elems(const model_t *m) { return (size_t)m->batch * m->n * m->n; }
 
 /* ---- the forwards ---------------------------------------------------------------------- */
 
-static void ensure_cublas(model_t *m)
+static void ensure_plan(model_t *m)
 {
-    if (m->blas) return;
-    CUBLAS_CHECK(cublasCreate(&m->blas));
-    CUBLAS_CHECK(cublasSetStream(m->blas, m->stream));
+    if (m->planned) return;
+    CUBLASLT_CHECK(cublasLtCreate(&m->lt));
+    if (lt_plan_init(&m->plan, m->lt, m->dtype, 1, m->n, m->n, m->n, m->batch,
+                     CUBLASLT_EPILOGUE_DEFAULT, NULL) != 0)
+        exit(EXIT_BAD_INPUT);
+    m->planned = 1;
 }
 
 static void forward_eager(model_t *m)
 {
     prof_range_push("matmul_add");
-    ensure_cublas(m);
+    ensure_plan(m);
     prof_range_push("gemm");
-    blas_gemm(m->blas, m->dtype, 1, m->n, m->n, m->n, 1.0f, m->x, m->w, 0.0f, m->tmp, m->batch);
+    lt_plan_run(&m->plan, 1.0f, m->x, m->w, 0.0f, m->tmp, m->tmp, m->stream);
     prof_range_pop();
     prof_range_push("add");
     launch_add(m->dtype, m->tmp, m->b, m->y, elems(m), m->stream);
@@ -91,12 +97,12 @@ static void forward_eager(model_t *m)
 static void forward_addmm(model_t *m)
 {
     prof_range_push("matmul_add");
-    ensure_cublas(m);
+    ensure_plan(m);
     prof_range_push("copy_bias");
     CUDA_CHECK(cudaMemcpyAsync(m->y, m->b, elems(m) * dtype_size(m->dtype), cudaMemcpyDeviceToDevice, m->stream));
     prof_range_pop();
     prof_range_push("gemm");
-    blas_gemm(m->blas, m->dtype, 1, m->n, m->n, m->n, 1.0f, m->x, m->w, 1.0f, m->y, m->batch);
+    lt_plan_run(&m->plan, 1.0f, m->x, m->w, 1.0f, m->y, m->y, m->stream);
     prof_range_pop();
     prof_range_pop();
 }
@@ -104,13 +110,7 @@ static void forward_addmm(model_t *m)
 static void forward_fused(model_t *m)
 {
     prof_range_push("matmul_add");
-    if (!m->lt_planned) { /* handle, descriptors, heuristic query, workspace: once */
-        CUBLASLT_CHECK(cublasLtCreate(&m->lt));
-        if (lt_plan_init(&m->plan, m->lt, m->dtype, 1, m->n, m->n, m->n, m->batch,
-                         CUBLASLT_EPILOGUE_DEFAULT, NULL) != 0)
-            exit(EXIT_BAD_INPUT);
-        m->lt_planned = 1;
-    }
+    ensure_plan(m);
     prof_range_push("gemm_add");
     lt_plan_run(&m->plan, 1.0f, m->x, m->w, 1.0f, m->b, m->y, m->stream);
     prof_range_pop();
@@ -163,8 +163,7 @@ static void model_free(model_t *m, host_inputs *h)
 {
     void *bufs[] = {m->x, m->w, m->b, m->y, m->tmp};
     for (int i = 0; i < 5; i++) CUDA_CHECK(cudaFree(bufs[i]));
-    if (m->blas) CUBLAS_CHECK(cublasDestroy(m->blas));
-    if (m->lt_planned) {
+    if (m->planned) {
         lt_plan_free(&m->plan);
         CUBLASLT_CHECK(cublasLtDestroy(m->lt));
     }
@@ -284,6 +283,44 @@ static run_result run_variant(model_t *m, const host_inputs *h, const common_arg
     return res;
 }
 
+/* ---- the GEMM alone: what every variant is measured against ------------------------------ */
+
+typedef struct {
+    model_t *m;
+    cublasHandle_t blas;
+} gemm_alone_ctx;
+
+static void gemm_alone_lt(void *ctx)
+{
+    model_t *m = ((gemm_alone_ctx *)ctx)->m;
+    lt_plan_run(&m->plan, 1.0f, m->x, m->w, 0.0f, m->tmp, m->tmp, m->stream);
+}
+
+static void gemm_alone_cublas(void *ctx)
+{
+    gemm_alone_ctx *c = ctx;
+    blas_gemm(c->blas, c->m->dtype, 1, c->m->n, c->m->n, c->m->n, 1.0f, c->m->x, c->m->w, 0.0f,
+              c->m->tmp, c->m->batch);
+}
+
+/* Back-to-back time per call of the bare GEMM (the GPU time once the GEMM outlasts its launch),
+ * through the cached cuBLASLt plan and through cublasGemmEx, which plans inside every call. */
+static void report_gemm_alone(model_t *m, double *lt_us, double *cublas_us)
+{
+    gemm_alone_ctx c = {.m = m};
+    ensure_plan(m);
+    CUBLAS_CHECK(cublasCreate(&c.blas));
+    CUBLAS_CHECK(cublasSetStream(c.blas, m->stream));
+    int n = m->n <= 1024 ? 200 : 20;
+    for (int i = 0; i < 3; i++) { /* warm both paths: module loading, cuBLAS's own setup */
+        gemm_alone_lt(&c);
+        gemm_alone_cublas(&c);
+    }
+    *lt_us = prof_back_to_back_us(gemm_alone_lt, &c, m->stream, n, 5);
+    *cublas_us = prof_back_to_back_us(gemm_alone_cublas, &c, m->stream, n, 5);
+    CUBLAS_CHECK(cublasDestroy(c.blas));
+}
+
 /* ---- --sweep: sizes 64..8192, the crossover of CPU dispatch and GPU time ---------------- */
 
 static int run_sweep(const common_args *a, long long batch, int variant, const gpu_info *g)
@@ -373,11 +410,21 @@ int main(int argc, char **argv)
     if (prof_is_trace_pass()) return 0;
 
     if (last > first) {
+        model_t m = {.dtype = a.dtype, .n = (size_t)size, .batch = (int)batch};
+        host_inputs h;
+        model_setup(&m, &h, a.seed);
+        double lt_us, cublas_us;
+        report_gemm_alone(&m, &lt_us, &cublas_us);
+        model_free(&m, &h);
+
         printf("\n== comparison (medians over active steps; one run, one GPU)\n");
-        printf("%-8s %8s %10s %10s %14s %10s\n", "variant", "gpu ops", "cpu_us", "gpu_us", "back2back_us", "rel_err");
+        printf("%-22s %8s %10s %10s %14s %10s\n", "variant", "gpu ops", "cpu_us", "gpu_us", "back2back_us", "rel_err");
         for (int v = first; v <= last; v++)
-            printf("%-8s %8d %10.2f %10.2f %14.2f %10.2e\n", variants[v], gpu_ops_per_step[v],
+            printf("%-22s %8d %10.2f %10.2f %14.2f %10.2e\n", variants[v], gpu_ops_per_step[v],
                    results[v].cpu.median, results[v].gpu.median, results[v].back_to_back_us, results[v].err);
+        printf("%-22s %8d %10s %10s %14.2f\n", "gemm alone (Lt plan)", 1, "", "", lt_us);
+        printf("%-22s %8d %10s %10s %14.2f\n", "gemm alone (GemmEx)", 1, "", "", cublas_us);
+        printf("fused vs the GEMM alone, back to back: %+.1f%%\n", 100.0 * (results[2].back_to_back_us / lt_us - 1.0));
     }
     printf("\noutputs: %s/\n", a.out_dir);
     return failed ? EXIT_BAD_INPUT : 0;

@@ -1,0 +1,126 @@
+/* ceilings: the two numbers every report compares against, measured on this GPU.
+ *
+ *   make ceilings && bin/ceilings
+ *
+ * 1. Dense GEMM: an 8192 x 8192 x 8192 product through cuBLAS (bf16 and fp16 operands, fp32
+ *    accumulation; fp32 without TF32), random data (zeros run faster and would flatter us).
+ *    2 * 8192^3 = 1.1 TFLOP per product.
+ * 2. Device copy: cudaMemcpyAsync device to device of 4 GB, counting bytes read plus written.
+ * Each is the median of 20 timed repetitions after 5 warm-ups, timed with CUDA events.
+ * The stages' reports use the values in common/gpu.c for GPUs we have measured.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "blas.h"
+#include "check.h"
+#include "gpu.h"
+#include "ref.h"
+#include "stats.h"
+
+enum { WARMUP = 5, REPS = 20 };
+
+static void fill_random(void *dev, dtype_t t, size_t n, uint64_t seed)
+{
+    rng_t r = rng_seed(seed);
+    float *v = malloc(n * sizeof *v);
+    void *bits = malloc(n * dtype_size(t));
+    if (!v || !bits) {
+        fprintf(stderr, "error: out of host memory\n");
+        exit(EXIT_BAD_INPUT);
+    }
+    fill_uniform(&r, v, n, -1.0f, 1.0f);
+    dtype_round_and_pack(t, v, bits, n);
+    CUDA_CHECK(cudaMemcpy(dev, bits, n * dtype_size(t), cudaMemcpyHostToDevice));
+    free(v);
+    free(bits);
+}
+
+static double median_us(void (*fn)(void *), void *ctx)
+{
+    cudaEvent_t a, b;
+    CUDA_CHECK(cudaEventCreate(&a));
+    CUDA_CHECK(cudaEventCreate(&b));
+    for (int i = 0; i < WARMUP; i++) fn(ctx);
+    double us[REPS];
+    for (int i = 0; i < REPS; i++) {
+        CUDA_CHECK(cudaEventRecord(a, 0));
+        fn(ctx);
+        CUDA_CHECK(cudaEventRecord(b, 0));
+        CUDA_CHECK(cudaEventSynchronize(b));
+        float ms;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+        us[i] = (double)ms * 1e3;
+    }
+    CUDA_CHECK(cudaEventDestroy(a));
+    CUDA_CHECK(cudaEventDestroy(b));
+    return stats_of(us, REPS).median;
+}
+
+typedef struct {
+    cublasHandle_t h;
+    dtype_t t;
+    size_t n;
+    void *a, *b, *c;
+} gemm_ctx;
+
+static void run_gemm(void *p)
+{
+    gemm_ctx *g = p;
+    blas_gemm(g->h, g->t, 1, g->n, g->n, g->n, 1.0f, g->a, g->b, 0.0f, g->c, 1);
+}
+
+typedef struct {
+    void *src, *dst;
+    size_t bytes;
+} copy_ctx;
+
+static void run_copy(void *p)
+{
+    copy_ctx *c = p;
+    CUDA_CHECK(cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyDeviceToDevice, 0));
+}
+
+int main(int argc, char **argv)
+{
+    (void)argv;
+    if (argc > 1) {
+        fprintf(stderr, "ceilings: error: takes no arguments\n");
+        return EXIT_BAD_INPUT;
+    }
+    gpu_info g;
+    gpu_require(&g, "ceilings");
+    gpu_print(&g);
+
+    const size_t n = 8192, copy_bytes = (size_t)4 << 30;
+    gpu_require_fits(3 * n * n * 4 + 2 * copy_bytes, "the GEMM and copy buffers");
+    gemm_ctx gc = {.n = n};
+    CUBLAS_CHECK(cublasCreate(&gc.h));
+    CUDA_CHECK(cudaMalloc(&gc.a, n * n * 4));
+    CUDA_CHECK(cudaMalloc(&gc.b, n * n * 4));
+    CUDA_CHECK(cudaMalloc(&gc.c, n * n * 4));
+    const dtype_t types[] = {DTYPE_BF16, DTYPE_FP16, DTYPE_FP32};
+    for (int i = 0; i < 3; i++) {
+        gc.t = types[i];
+        fill_random(gc.a, gc.t, n * n, 1);
+        fill_random(gc.b, gc.t, n * n, 2);
+        double us = median_us(run_gemm, &gc);
+        printf("gemm %s %zu^3: %.1f us, %.1f TFLOP/s\n", dtype_name(gc.t), n, us,
+               2.0 * (double)n * n * n / (us * 1e-6) / 1e12);
+    }
+    CUDA_CHECK(cudaFree(gc.a));
+    CUDA_CHECK(cudaFree(gc.b));
+    CUDA_CHECK(cudaFree(gc.c));
+    CUBLAS_CHECK(cublasDestroy(gc.h));
+
+    copy_ctx cc = {.bytes = copy_bytes};
+    CUDA_CHECK(cudaMalloc(&cc.src, copy_bytes));
+    CUDA_CHECK(cudaMalloc(&cc.dst, copy_bytes));
+    CUDA_CHECK(cudaMemset(cc.src, 0x5A, copy_bytes)); /* contents do not change a copy's speed */
+    double us = median_us(run_copy, &cc);
+    printf("copy device to device %.1f GB: %.1f us, %.0f GB/s (read + written)\n", (double)copy_bytes / 1e9, us,
+           2.0 * (double)copy_bytes / (us * 1e-6) / 1e9);
+    CUDA_CHECK(cudaFree(cc.src));
+    CUDA_CHECK(cudaFree(cc.dst));
+    return 0;
+}

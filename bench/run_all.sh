@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Regenerates every figure the docs quote, on the GPU at hand, in one go:
+#   bench/run_all.sh [OUTDIR]          (default: results/)
+# GPU tests, the ceilings, each stage's runs, sweeps and traces, sanitizer runs. Everything
+# lands in OUTDIR: a log per part, the traces/ tree, env.txt naming the GPU, driver, CUDA and date.
+# Expects the programs built (make all && make bin/tests/...: `make test` builds them).
+set -u
+cd "$(dirname "$0")/.."
+out=${1:-results}
+mkdir -p "$out"
+export PATH=$PATH:/usr/local/cuda/bin
+only=${RUN_ONLY:-all}   # e.g. RUN_ONLY="tests 01" to run parts
+
+want() { [ "$only" = all ] || [[ " $only " == *" $1 "* ]]; }
+part() {  # part NAME COMMAND...: runs, logs to OUTDIR/NAME.log, keeps going on failure
+    local name=$1; shift
+    echo "== $name: $*" | tee -a "$out/$name.log"
+    local t0=$SECONDS
+    "$@" >>"$out/$name.log" 2>&1
+    local rc=$?
+    echo "   exit $rc after $((SECONDS - t0)) s" | tee -a "$out/$name.log"
+    return 0
+}
+
+{
+    date -u +"date: %Y-%m-%d %H:%M UTC"
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,power.limit --format=csv,noheader 2>&1 | sed 's/^/gpu: /'
+    nvidia-smi | grep -o "CUDA Version: [0-9.]*" | sed 's/^/driver /'
+    nvcc --version 2>/dev/null | grep release | sed 's/^/toolkit: /'
+} >"$out/env.txt"
+cat "$out/env.txt"
+
+if want tests; then
+    part tests tests/run_tests.sh bin/tests/* tests/gpu_*.sh -- $(for s in 0*/; do [ -x "bin/${s%/}" ] && echo "${s%/}"; done)
+    tail -1 "$out/tests.log"
+fi
+want ceilings && part ceilings bin/ceilings
+
+o=$out/traces
+if want 01 && [ -x bin/01_matmul_add ]; then
+    s="bin/01_matmul_add --out $o/01_matmul_add"
+    part 01 $s                                   # the article's first run: size 64, cold, eager
+    part 01 $s --variant all                     # eager vs addmm vs fused at 64
+    part 01 $s --warmup 5                        # warm first step
+    part 01 $s --size 4096 --variant all         # compute-bound; fused vs addmm vs eager
+    part 01 $s --size 4096 --steps 30 --no-trace # the same kernel's spread over 30 steps
+    part 01 $s --size 64 --steps 30 --no-trace --variant all
+    part 01 $s --size 64 --batch 8 --variant eager   # the bmm detour
+    part 01 $s --sweep --variant eager
+    part 01 $s --sweep --variant fused
+fi
+if want 02 && [ -x bin/02_linear ]; then
+    s="bin/02_linear --out $o/02_linear"
+    part 02 $s --variant all
+    part 02 $s --variant all --steps 30 --no-trace
+    part 02 $s --batch 8192 --in_dim 4096 --out_dim 4096 --variant all --steps 20
+    part 02 $s --sweep --variant epilogue
+fi
+if want 03 && [ -x bin/03_simple_mlp ]; then
+    s="bin/03_simple_mlp --out $o/03_simple_mlp"
+    part 03 $s
+    part 03 $s --steps 30 --no-trace
+    part 03 $s --batch 1 --seq 8 --steps 30
+    part 03 $s --sweep
+fi
+if want 04 && [ -x bin/04_fused_mlp ]; then
+    s="bin/04_fused_mlp --out $o/04_fused_mlp"
+    part 04 $s --steps 20
+    part 04 $s --batch 1 --seq 8 --steps 20
+    part 04 $s --batch 64 --seq 512 --dim 4096 --hidden 11008 --steps 5 --no-trace
+    part 04 $s --sweep --no-trace
+fi
+if want sanitize && command -v compute-sanitizer >/dev/null; then
+    for tool in memcheck racecheck initcheck synccheck; do
+        for t in bin/tests/gpu_*; do
+            [ -x "$t" ] && part "sanitize_$tool" compute-sanitizer --tool "$tool" --error-exitcode 9 "$t"
+        done
+    done
+    grep -h "ERROR SUMMARY\|exit " "$out"/sanitize_*.log | sort | uniq -c
+fi
+echo "done: $out"
