@@ -11,7 +11,7 @@
  * which get ids STAGE_BASE + index. */
 enum {
     OPT_VARIANT = 1000, OPT_DTYPE, OPT_SEED, OPT_WAIT, OPT_WARMUP_STEPS, OPT_ACTIVE, OPT_STEPS,
-    OPT_WARMUP, OPT_SWEEP, OPT_NO_TRACE, OPT_NO_PLOT, OPT_NO_CHECK, OPT_OUT, OPT_HELP,
+    OPT_WARMUP, OPT_SWEEP, OPT_NO_TRACE, OPT_NO_PLOT, OPT_NO_CHECK, OPT_OUT, OPT_DUMP, OPT_HELP,
     STAGE_BASE = 2000
 };
 
@@ -29,6 +29,7 @@ static const struct option shared_opts[] = {
     {"no-plot", no_argument, NULL, OPT_NO_PLOT},
     {"no-check", no_argument, NULL, OPT_NO_CHECK},
     {"out", required_argument, NULL, OPT_OUT},
+    {"dump", required_argument, NULL, OPT_DUMP},
     {"help", no_argument, NULL, OPT_HELP},
 };
 #define N_SHARED (int)(sizeof shared_opts / sizeof shared_opts[0])
@@ -113,6 +114,7 @@ static void print_help(const stage_spec *spec, const common_args *d)
            "  --no-plot        skip the gnuplot figures\n"
            "  --no-check       skip the check against the CPU reference\n"
            "  --out DIR        output directory (default traces/%s)\n"
+           "  --dump DIR       write inputs, weights and output as .npy files (for compare/)\n"
            "  --help           this text\n",
            dtype_name(d->dtype), (unsigned long long)d->seed, d->sched.wait, d->sched.warmup_steps,
            d->sched.active, d->sched.warmup, spec->stage);
@@ -190,12 +192,15 @@ int cli_parse_args(int argc, char **argv, const stage_spec *spec, common_args *a
         case OPT_NO_PLOT: args->plot = 0; break;
         case OPT_NO_CHECK: args->check = 0; break;
         case OPT_OUT:
+        case OPT_DUMP: {
+            char *dst = c == OPT_OUT ? args->out_dir : args->dump_dir;
             if (*arg == '\0' || strlen(arg) >= sizeof args->out_dir - 64) {
-                set_err(err, err_len, "--out: directory name empty or too long");
+                set_err(err, err_len, "--%s: directory name empty or too long", c == OPT_OUT ? "out" : "dump");
                 return CLI_ERROR;
             }
-            snprintf(args->out_dir, sizeof args->out_dir, "%s", arg);
+            snprintf(dst, sizeof args->out_dir, "%s", arg);
             break;
+        }
         case OPT_HELP: print_help(spec, args); return CLI_HELP;
         case ':':
             set_err(err, err_len, "%s needs a value", argv[prev]);

@@ -28,6 +28,7 @@ typedef struct {
     int plot;     /* gnuplot figures (on unless --no-plot) */
     int check;    /* correctness check against the CPU reference (on unless --no-check) */
     char out_dir[512]; /* traces/<stage> unless --out DIR */
+    char dump_dir[512]; /* --dump DIR: inputs, weights and output as .npy files; "" if not given */
 } common_args;
 
 /* A stage's own numeric flag, e.g. --size: a whole number in [min, max]. */

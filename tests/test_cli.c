@@ -38,6 +38,7 @@ static int test_defaults(void)
            "schedule %d %d %d %d", a.sched.wait, a.sched.warmup_steps, a.sched.active, a.sched.warmup);
     EXPECT(a.trace && a.plot && a.check && !a.sweep, "switches");
     EXPECT(strcmp(a.out_dir, "traces/test_stage") == 0, "%s", a.out_dir);
+    EXPECT(a.dump_dir[0] == 0, "no dump by default");
     EXPECT(size_v == 64, "%lld", size_v);
     return 0;
 }
@@ -48,7 +49,8 @@ static int test_good_flags(void)
     char err[256];
     EXPECT(parse(&a, err, "--size", "4096", "--variant", "fused", "--dtype", "fp16", "--steps", "100",
                  "--warmup", "5", "--wait=0", "--warmup-steps", "0", "--seed", "18446744073709551615",
-                 "--no-trace", "--no-plot", "--sweep", "--out", "x/y", "--batch=8", NULL) == CLI_OK, "%s", err);
+                 "--no-trace", "--no-plot", "--sweep", "--out", "x/y", "--batch=8", "--dump", "d", NULL) == CLI_OK, "%s", err);
+    EXPECT(strcmp(a.dump_dir, "d") == 0, "dump dir %s", a.dump_dir);
     EXPECT(size_v == 4096 && batch_v == 8, "%lld %lld", size_v, batch_v);
     EXPECT(strcmp(a.variant, "fused") == 0 && a.dtype == DTYPE_FP16, "variant/dtype");
     EXPECT(a.sched.active == 100 && a.sched.warmup == 5 && a.sched.wait == 0 && a.sched.warmup_steps == 0, "schedule");
