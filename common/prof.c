@@ -98,6 +98,7 @@ void prof_range_pop(void)
 void prof_step_begin(prof_run *r, int step)
 {
     int first_active = r->sched.wait + r->sched.warmup_steps;
+    if (r->traced && step == r->sched.wait) trace_activate(); /* warm-up steps absorb its cost */
     if (step == first_active) {
         /* nsys --capture-range=cudaProfilerApi records from here */
         CUDA_CHECK(cudaProfilerStart());

@@ -12,7 +12,9 @@
  *   trace_open()          before the program's first CUDA call; false when CUPTI is owned by
  *                         another tool (nsys, ncu, compute-sanitizer) or unavailable, after
  *                         printing one line that says so: the run goes on untraced.
- *   trace_record_begin()  at the start of the first active step.
+ *   trace_activate()      at the start of the first warm-up step: CUPTI starts collecting and
+ *                         pays its buffer allocation there, outside the recorded window.
+ *   trace_record_begin()  at the start of the first active step: the window opens.
  *   trace_range_push/pop  CPU ranges (ProfileStep#N, the forward, per-op ranges), recorded on
  *                         CUPTI's clock while recording; no-ops otherwise.
  *   trace_record_end()    after the last active step, once the device is synchronised.
@@ -26,6 +28,7 @@
 #include <stddef.h>
 
 bool trace_open(void);
+void trace_activate(void);
 void trace_record_begin(void);
 void trace_range_push(const char *name);
 void trace_range_pop(void);

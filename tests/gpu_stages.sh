@@ -32,3 +32,27 @@ for dtype in bf16 fp16 fp32; do
     case_ 01_matmul_add --variant all --dtype "$dtype" --size 63 --batch 3
 done
 case_ 01_matmul_add --variant all --size 4096
+
+# The trace pass on the GPU: each variant's trace holds, in every active step, exactly the
+# kernels the stage says it launches; every kernel has a flow from its launch; ranges nest;
+# no event ends before it starts (tests/check_trace_json.py checks all of it).
+trace_case() {
+    local variant=$1 kernels=$2
+    [ -x bin/01_matmul_add ] || return 0
+    local label="01_matmul_add trace --variant $variant"
+    bin/01_matmul_add --variant "$variant" --size 64 --no-plot --out "$tmp/trace" >"$tmp/log" 2>&1
+    local rc=$?
+    if [ "$rc" -eq 2 ]; then
+        echo "SKIP $label: $(grep -m1 waived "$tmp/log")"
+    elif [ "$rc" -ne 0 ] || [ ! -f "$tmp/trace/64_bf16_cold_$variant.json" ]; then
+        echo "FAIL $label: exit $rc, no trace"; tail -3 "$tmp/log" | sed 's/^/  /'
+    elif python3 tests/check_trace_json.py --step-prefix ProfileStep# --expect-kernels-per-step "$kernels" \
+            --require-categories cpu_op,kernel,cuda_runtime,ac2g "$tmp/trace/64_bf16_cold_$variant.json" >"$tmp/check" 2>&1; then
+        echo "PASS $label ($kernels kernels per step)"
+    else
+        echo "FAIL $label:"; head -5 "$tmp/check" | sed 's/^/  /'
+    fi
+}
+trace_case eager 2
+trace_case addmm 1
+trace_case fused 1

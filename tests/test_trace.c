@@ -1,0 +1,432 @@
+/* test_trace.c: the trace writer and table on synthetic records (no GPU needed).
+ *
+ * The synthetic step, times in microseconds after T0 (all on thread 100, GPU work on stream 7):
+ *
+ *   ProfileStep#2  [0, 100]
+ *     matmul_add   [5, 90]
+ *       gemm       [10, 50]   cudaMemsetAsync [12, 15] -> memset [16, 17]
+ *                             cuLaunchKernelEx [20, 25] -> mangled gemm kernel [30, 70]
+ *       add        [55, 80]   cudaLaunchKernel [60, 65] -> kernel with a hostile name [70, 80]
+ *       cudaMemcpyAsync [85, 88] -> DtoD copy [89, 95]
+ *   cudaDeviceSynchronize [100, 150], launching nothing
+ *   before the window: a warm-up cudaLaunchKernel [-50, -45] and its kernel, to be dropped
+ */
+#include "harness.h"
+#include "trace.h"
+#include "trace_model.h"
+
+#include <dirent.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cuda_runtime.h>
+
+#define T0 1000000000ull
+#define AT_US(us) ((uint64_t)((int64_t)T0 + (int64_t)((us) * 1000)))
+
+static const char hostile_name[] = "add<\"quoted\", back\\slash, new\nline, tab\t, ctrl\x01>";
+static const char mangled_name[] = "_Z11gemm_kernelPKfS0_Pfi";
+static const char demangled_name[] = "gemm_kernel(float const*, float const*, float*, int)";
+
+enum { TID = 100, STREAM = 7 };
+
+static void add_range(trace_model *m, const char *name, double start_us, double end_us)
+{
+    trace_model_add_range(m, name, TID, AT_US(start_us), AT_US(end_us));
+}
+
+static void add_call(trace_model *m, trace_api_domain domain, const char *name,
+                     uint32_t correlation, double start_us, double end_us)
+{
+    trace_api_call call = {domain, name, 0, TID, correlation, AT_US(start_us), AT_US(end_us)};
+    trace_model_add_api(m, &call);
+}
+
+static void add_kernel(trace_model *m, const char *name, uint32_t correlation, double start_us,
+                       double end_us)
+{
+    trace_gpu_activity k = {.kind = TRACE_GPU_KERNEL, .name = name,
+                            .start_ns = AT_US(start_us), .end_ns = AT_US(end_us),
+                            .stream = STREAM, .context = 1, .correlation = correlation,
+                            .grid = {264, 1, 1}, .block = {256, 1, 1},
+                            .registers_per_thread = 32, .static_shared = 1024,
+                            .dynamic_shared = 4096};
+    trace_model_add_gpu(m, &k);
+}
+
+static void add_transfer(trace_model *m, trace_gpu_kind kind, const char *name,
+                         uint32_t correlation, uint64_t bytes, double start_us, double end_us)
+{
+    trace_gpu_activity t = {.kind = kind, .name = name, .start_ns = AT_US(start_us),
+                            .end_ns = AT_US(end_us), .stream = STREAM, .context = 1,
+                            .correlation = correlation, .bytes = bytes};
+    trace_model_add_gpu(m, &t);
+}
+
+static trace_model *synthetic_step(void)
+{
+    trace_model *m = trace_model_new("test_trace", 4242);
+    if (!m)
+        return NULL;
+    trace_model_set_window(m, AT_US(0), AT_US(150));
+    trace_model_set_versions(m, 130001, 13000, 13000);
+    trace_device_props h200 = {.id = 0, .name = "NVIDIA H200", .total_global_mem = 150109880320ull,
+                               .compute_major = 9, .max_threads_per_block = 1024,
+                               .max_threads_per_sm = 2048, .max_blocks_per_sm = 32,
+                               .regs_per_block = 65536, .regs_per_sm = 65536, .warp_size = 32,
+                               .num_sms = 132, .shared_mem_per_block = 49152,
+                               .shared_mem_per_block_optin = 232448,
+                               .shared_mem_per_sm = 233472};
+    trace_model_add_device(m, &h200);
+
+    /* Added out of order on purpose: build sorts. */
+    add_range(m, "add", 55, 80);
+    add_range(m, "ProfileStep#2", 0, 100);
+    add_range(m, "gemm", 10, 50);
+    add_range(m, "matmul_add", 5, 90);
+
+    add_call(m, TRACE_API_RUNTIME, "cudaMemsetAsync", 13, 12, 15);
+    add_call(m, TRACE_API_DRIVER, "cuLaunchKernelEx", 10, 20, 25);
+    add_call(m, TRACE_API_RUNTIME, "cudaLaunchKernel", 11, 60, 65);
+    add_call(m, TRACE_API_RUNTIME, "cudaMemcpyAsync", 12, 85, 88);
+    add_call(m, TRACE_API_RUNTIME, "cudaDeviceSynchronize", 14, 100, 150);
+    add_call(m, TRACE_API_RUNTIME, "cudaLaunchKernel", 5, -50, -45);
+
+    add_transfer(m, TRACE_GPU_MEMSET, "Memset (Device)", 13, 4, 16, 17);
+    add_kernel(m, mangled_name, 10, 30, 70);
+    add_kernel(m, hostile_name, 11, 70, 80);
+    add_transfer(m, TRACE_GPU_MEMCPY, "Memcpy DtoD (Device -> Device)", 12, 1 << 20, 89, 95);
+    add_kernel(m, "warmup_kernel", 5, -44, -40);
+
+    trace_model_add_overhead(m, "Activity Buffer Request", AT_US(-2), AT_US(3));
+    if (trace_model_build(m) != 0) {
+        trace_model_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+static const trace_table_row *row_named(const trace_model *m, const char *name)
+{
+    size_t n = 0;
+    const trace_table_row *rows = trace_model_table(m, &n);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(rows[i].name, name) == 0)
+            return &rows[i];
+    return NULL;
+}
+
+static bool near(double a, double b) { return fabs(a - b) < 1e-6; }
+
+/* Reads a whole small file into buf; false if it cannot be read. */
+static bool read_file(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    size_t n = fread(buf, 1, size - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return true;
+}
+
+static int files_in(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int n = 0;
+    for (const struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+static int test_format_time(void)
+{
+    char buf[32];
+    trace_format_time(56.789, buf, sizeof buf);
+    EXPECT(strcmp(buf, "56.789us") == 0, "got %s", buf);
+    trace_format_time(1234.0, buf, sizeof buf);
+    EXPECT(strcmp(buf, "1.234ms") == 0, "got %s", buf);
+    trace_format_time(2.5e6, buf, sizeof buf);
+    EXPECT(strcmp(buf, "2.500s") == 0, "got %s", buf);
+    trace_format_time(0, buf, sizeof buf);
+    EXPECT(strcmp(buf, "0.000us") == 0, "got %s", buf);
+    return 0;
+}
+
+static int test_table_sums(void)
+{
+    trace_model *m = synthetic_step();
+    EXPECT(m, "synthetic model built");
+    struct {
+        const char *name;
+        int calls;
+        double self_cpu, cpu_total, self_cuda, cuda_total;
+    } expected[] = {
+        {"ProfileStep#2", 1, 15, 100, 0, 57},
+        {"matmul_add", 1, 85 - 40 - 25 - 3, 85, 6, 57},
+        {"gemm", 1, 40 - 3 - 5, 40, 41, 41},
+        {"add", 1, 25 - 5, 25, 10, 10},
+        {"cudaLaunchKernel", 1, 5, 5, 0, 0}, /* the warm-up launch is outside the window */
+        {"cudaDeviceSynchronize", 1, 50, 50, 0, 0},
+        {demangled_name, 1, 0, 0, 40, 40},
+        {hostile_name, 1, 0, 0, 10, 10},
+        {"Memcpy DtoD (Device -> Device)", 1, 0, 0, 6, 6},
+        {"Memset (Device)", 1, 0, 0, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
+        const trace_table_row *r = row_named(m, expected[i].name);
+        EXPECT(r, "a row for %s", expected[i].name);
+        EXPECT(r->calls == expected[i].calls, "%s: %d calls", r->name, r->calls);
+        EXPECT(near(r->self_cpu_us, expected[i].self_cpu), "%s: self CPU %.3f", r->name,
+               r->self_cpu_us);
+        EXPECT(near(r->cpu_total_us, expected[i].cpu_total), "%s: CPU total %.3f", r->name,
+               r->cpu_total_us);
+        EXPECT(near(r->self_cuda_us, expected[i].self_cuda), "%s: self CUDA %.3f", r->name,
+               r->self_cuda_us);
+        EXPECT(near(r->cuda_total_us, expected[i].cuda_total), "%s: CUDA total %.3f", r->name,
+               r->cuda_total_us);
+    }
+    EXPECT(!row_named(m, "warmup_kernel"), "work launched before the window is dropped");
+
+    double self_cpu = 0, self_cuda = 0;
+    trace_model_totals(m, &self_cpu, &self_cuda);
+    EXPECT(near(self_cpu, 150), "self CPU total = the top-level slices, got %.3f", self_cpu);
+    EXPECT(near(self_cuda, 57), "self CUDA total = all GPU work, got %.3f", self_cuda);
+
+    size_t n = 0;
+    const trace_table_row *rows = trace_model_table(m, &n);
+    for (size_t i = 1; i < n; i++)
+        EXPECT(rows[i - 1].cuda_total_us >= rows[i].cuda_total_us, "sorted by CUDA total at %zu",
+               i);
+    EXPECT(n > 1 && strcmp(rows[0].name, "ProfileStep#2") == 0, "first row %s", rows[0].name);
+    trace_model_free(m);
+    return 0;
+}
+
+static int test_table_text(void)
+{
+    trace_model *m = synthetic_step();
+    EXPECT(m, "synthetic model built");
+    FILE *f = tmpfile();
+    EXPECT(f, "tmpfile");
+    trace_model_print_table(m, f, 3);
+    rewind(f);
+    char text[8192];
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    text[len] = '\0';
+    fclose(f);
+    trace_model_free(m);
+
+    EXPECT(strstr(text, "Self CPU time total: 150.000us\n"), "footer CPU in:\n%s", text);
+    EXPECT(strstr(text, "Self CUDA time total: 57.000us\n"), "footer CUDA in:\n%s", text);
+    const char *header = strstr(text, "Name    Self CPU %      Self CPU   CPU total %");
+    EXPECT(header, "PyTorch's header in:\n%s", text);
+    EXPECT(strstr(header, "CUDA time avg    # of Calls"), "all columns in:\n%s", text);
+    EXPECT(strstr(text, "ProfileStep#2") && strstr(text, "matmul_add") && strstr(text, "gemm"),
+           "the top three rows in:\n%s", text);
+    EXPECT(!strstr(text, "cudaDeviceSynchronize"), "only 3 rows printed:\n%s", text);
+    /* 57 of 57 us: ProfileStep#2's CUDA total is 100% and its self CPU 15 of 150 us is 10%. */
+    EXPECT(strstr(text, "10.00%"), "self CPU share in:\n%s", text);
+    return 0;
+}
+
+static int test_kernel_rows_and_ranges(void)
+{
+    trace_model *m = trace_model_new("test_trace", 1);
+    EXPECT(m, "model");
+    add_range(m, "ProfileStep#1", 0, 100);
+    add_range(m, "fwd", 1, 90);
+    const double durations[] = {1, 5, 3};
+    for (int i = 0; i < 3; i++) {
+        add_call(m, TRACE_API_RUNTIME, "cudaLaunchKernel", 20 + i, 2 + 10 * i, 4 + 10 * i);
+        add_kernel(m, "k", 20 + i, 40 + 10 * i, 40 + 10 * i + durations[i]);
+    }
+    add_call(m, TRACE_API_RUNTIME, "cudaLaunchKernel", 30, 95, 97);
+    add_kernel(m, "j", 30, 98, 108);
+    add_call(m, TRACE_API_RUNTIME, "cudaMemcpyAsync", 31, 80, 85);
+    add_transfer(m, TRACE_GPU_MEMCPY, "Memcpy HtoD (Pinned -> Device)", 31, 256, 86, 87);
+    EXPECT(trace_model_build(m) == 0, "build");
+
+    trace_kernel_row rows[4];
+    int n = trace_model_kernel_rows(m, rows, 4);
+    EXPECT(n == 2, "two kernel names, got %d", n);
+    EXPECT(strcmp(rows[0].name, "j") == 0 && near(rows[0].total_us, 10), "j first: %s %.3f",
+           rows[0].name, rows[0].total_us);
+    EXPECT(strcmp(rows[1].name, "k") == 0 && rows[1].calls == 3, "k: %s x%d", rows[1].name,
+           rows[1].calls);
+    EXPECT(near(rows[1].total_us, 9) && near(rows[1].median_us, 3) && near(rows[1].min_us, 1) &&
+               near(rows[1].max_us, 5),
+           "k: total %.3f median %.3f min %.3f max %.3f", rows[1].total_us, rows[1].median_us,
+           rows[1].min_us, rows[1].max_us);
+
+    int kernels = -1, copies = -1, sets = -1;
+    EXPECT(trace_model_gpu_ops_in_range(m, "ProfileStep#1", &kernels, &copies, &sets) == 4,
+           "kernels in the step");
+    EXPECT(kernels == 4 && copies == 1 && sets == 0, "step: %d %d %d", kernels, copies, sets);
+    trace_model_gpu_ops_in_range(m, "fwd", &kernels, &copies, &sets);
+    EXPECT(kernels == 3 && copies == 1, "fwd: %d kernels %d copies (j launched after it)",
+           kernels, copies);
+    EXPECT(trace_model_gpu_ops_in_range(m, "ProfileStep#9", &kernels, &copies, &sets) == -1,
+           "-1 for a range never recorded");
+    trace_model_free(m);
+    return 0;
+}
+
+static bool have_python(void)
+{
+    return system("python3 -c 'import json' >/dev/null 2>&1") == 0;
+}
+
+/* Writes the synthetic step and lets Python's json module and tests/check_trace_json.py read
+ * it field by field. */
+static int test_json_checked_by_python(void)
+{
+    if (!have_python())
+        SKIP("python3 not found");
+    char dir[] = "/tmp/test_trace_XXXXXX";
+    EXPECT(mkdtemp(dir), "mkdtemp");
+    char base[64], json[80], txt[80], cmd[512];
+    snprintf(base, sizeof base, "%s/64_bf16", dir);
+    snprintf(json, sizeof json, "%s.json", base);
+    snprintf(txt, sizeof txt, "%s.txt", base);
+
+    trace_model *m = synthetic_step();
+    EXPECT(m, "synthetic model built");
+    int written = trace_model_write(m, base, 0);
+    trace_model_free(m);
+    EXPECT(written == 0, "trace_model_write returned %d", written);
+    EXPECT(access(json, R_OK) == 0 && access(txt, R_OK) == 0, "both files in %s", dir);
+
+    EXPECT(files_in(dir) == 2, "the two files and no temporary one left behind in %s", dir);
+
+    /* The hostile name travels to Python as hex, untouched by any escaping of ours, and must
+     * equal what Python's JSON parser reads back. */
+    char hex[2 * sizeof hostile_name + 1];
+    for (size_t i = 0; hostile_name[i]; i++)
+        snprintf(hex + 2 * i, 3, "%02x", (unsigned char)hostile_name[i]);
+    snprintf(cmd, sizeof cmd,
+             "python3 tests/check_trace_json.py '%s' --expect-kernels-per-step 2 "
+             "--require-categories cpu_op,cuda_runtime,cuda_driver,kernel,gpu_memcpy,"
+             "gpu_memset,overhead,ac2g --expect-name ProfileStep#2 --expect-name '%s' "
+             "--expect-name-hex %s",
+             json, demangled_name, hex);
+    int rc = system(cmd);
+    EXPECT(rc == 0, "check_trace_json.py failed (status %d): %s", rc, cmd);
+
+    char text[8192];
+    EXPECT(read_file(txt, text, sizeof text), "read %s", txt);
+    EXPECT(strstr(text, "Self CUDA time total: 57.000us"), "table file footer:\n%s", text);
+
+    unlink(json);
+    unlink(txt);
+    rmdir(dir);
+    return 0;
+}
+
+/* The checker must fail a broken trace, or its passes above mean nothing: a kernel whose flow
+ * has no start, and two ranges that overlap without nesting. */
+static int test_checker_rejects_broken_trace(void)
+{
+    if (!have_python())
+        SKIP("python3 not found");
+    static const char broken[] =
+        "{\"schemaVersion\": 1, \"deviceProperties\": [], \"baseTimeNanoseconds\": 0,"
+        " \"traceName\": \"broken.json\", \"traceEvents\": ["
+        "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, \"tid\": 1,"
+        " \"ts\": 0, \"dur\": 10},"
+        "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"b\", \"pid\": 1, \"tid\": 1,"
+        " \"ts\": 5, \"dur\": 10},"
+        "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7,"
+        " \"ts\": 20, \"dur\": 1, \"args\": {\"device\": 0, \"context\": 1, \"stream\": 7,"
+        " \"correlation\": 3, \"registers per thread\": 8, \"shared memory\": 0,"
+        " \"grid\": [1, 1, 1], \"block\": [32, 1, 1]}},"
+        "{\"ph\": \"f\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": 3, \"pid\": 0,"
+        " \"tid\": 7, \"ts\": 20, \"bp\": \"e\"}]}";
+    char path[] = "/tmp/test_trace_broken_XXXXXX";
+    int fd = mkstemp(path);
+    EXPECT(fd >= 0, "mkstemp");
+    FILE *f = fdopen(fd, "w");
+    EXPECT(f, "fdopen");
+    fputs(broken, f);
+    fclose(f);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "python3 tests/check_trace_json.py '%s' >/dev/null", path);
+    int rc = system(cmd);
+    unlink(path);
+    EXPECT(WIFEXITED(rc) && WEXITSTATUS(rc) == 1, "checker status %d on a broken trace", rc);
+    return 0;
+}
+
+/* Runs trace_open with stdout, where it says why it steps aside, captured into `out`. */
+static bool open_capturing_stdout(char *out, size_t size)
+{
+    FILE *capture = tmpfile();
+    if (!capture)
+        return false;
+    fflush(stdout);
+    int saved = dup(1);
+    dup2(fileno(capture), 1);
+    bool opened = trace_open();
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    rewind(capture);
+    size_t n = fread(out, 1, size - 1, capture);
+    out[n] = '\0';
+    fclose(capture);
+    return opened;
+}
+
+static bool one_trace_line(const char *text)
+{
+    const char *newline = strchr(text, '\n');
+    return strncmp(text, "trace: ", 7) == 0 && newline && newline[1] == '\0';
+}
+
+static int test_open_under_another_tool(void)
+{
+    setenv("CUDA_INJECTION64_PATH", "libToolsInjection64.so", 1);
+    char text[512];
+    bool opened = open_capturing_stdout(text, sizeof text);
+    unsetenv("CUDA_INJECTION64_PATH");
+    if (opened)
+        trace_close();
+    EXPECT(!opened, "trace_open must step aside for the injected tool");
+    EXPECT(one_trace_line(text), "one 'trace: ' line, got: %s", text);
+    EXPECT(strstr(text, "in use by another tool"), "says why: %s", text);
+    return 0;
+}
+
+static int test_open_without_gpu(void)
+{
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0)
+        SKIP("a GPU is present; the GPU tests exercise trace_open");
+    char text[512];
+    bool opened = open_capturing_stdout(text, sizeof text);
+    if (opened) {
+        trace_close();
+        SKIP("CUPTI initialises without a GPU here; trace_record_begin will report instead");
+    }
+    EXPECT(one_trace_line(text), "one 'trace: ' line, got: %s", text);
+    EXPECT(trace_write("/nonexistent/x", 5) == -1, "nothing to write after a failed open");
+    return 0;
+}
+
+int main(void)
+{
+    TEST_RUN(test_format_time);
+    TEST_RUN(test_table_sums);
+    TEST_RUN(test_table_text);
+    TEST_RUN(test_kernel_rows_and_ranges);
+    TEST_RUN(test_json_checked_by_python);
+    TEST_RUN(test_checker_rejects_broken_trace);
+    TEST_RUN(test_open_under_another_tool);
+    TEST_RUN(test_open_without_gpu);
+    TEST_EXIT();
+}
