@@ -12,7 +12,7 @@
  *          what torch.compile's aten::addmm ran in the article
  *   fused  one cuBLASLt matmul D = x @ w + C with C = b and D = y as separate buffers: 1 kernel,
  *          the fusion the article wished for (the GEMM's epilogue reads b while writing y)
- * --batch B turns every variant into B independent problems (strided batched: the bmm detour).
+ * --batched B turns every variant into B independent problems (strided batched: the bmm detour).
  * All GEMMs go through one cuBLASLt plan made on first use. With --variant all the report ends
  * with the GEMM alone, through that plan and through cublasGemmEx: the floor for every variant,
  * and the CPU cost of a library call that plans on every call.
@@ -372,7 +372,7 @@ int main(int argc, char **argv)
     long long size = 64, batch = 1;
     const stage_opt opts[] = {
         {"size", &size, 1, 32768, "x, w and b are size x size"},
-        {"batch", &batch, 1, 4096, "independent matmul + adds per step (strided batched, the bmm detour)"},
+        {"batched", &batch, 1, 4096, "independent matmul + adds per step (strided batched, the bmm detour)"},
     };
     const stage_spec spec = {"01_matmul_add", "y = x @ w + b with x, w, b all size x size (part 1 of the articles)",
                              variants, variant_help, opts, 2};

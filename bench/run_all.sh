@@ -45,7 +45,7 @@ if want 01 && [ -x bin/01_matmul_add ]; then
     part 01 $s --size 4096 --variant all         # compute-bound; fused vs addmm vs eager
     part 01 $s --size 4096 --steps 30 --no-trace # the same kernel's spread over 30 steps
     part 01 $s --size 64 --steps 30 --no-trace --variant all
-    part 01 $s --size 64 --batch 8 --variant eager   # the bmm detour
+    part 01 $s --size 64 --batched 8 --variant eager   # the bmm detour
     part 01 $s --sweep --variant eager
     part 01 $s --sweep --variant fused
 fi

@@ -12,6 +12,19 @@ void report_steps(const prof_run *r)
                r->cpu_us[s], r->gpu_us[s],
                r->traced ? "" : r->gated[s] ? "" : "  (gpu_us includes CPU gaps: first step)");
     }
+    /* one line per phase: the cold first steps and the recorded ones differ by orders */
+    for (phase_t p = PHASE_WAIT; p < PHASE_ACTIVE; p++) {
+        double cpu[64], gpu[64];
+        size_t n = 0;
+        for (int s = 0; s < r->n_steps && n < 64; s++) {
+            if (prof_phase(r, s) != p) continue;
+            cpu[n] = r->cpu_us[s];
+            gpu[n++] = r->gpu_us[s];
+        }
+        if (n)
+            printf("%-6s steps (%zu): cpu_us median %.2f, gpu_us median %.2f\n", prof_phase_name(p), n,
+                   stats_of(cpu, n).median, stats_of(gpu, n).median);
+    }
     stats_t c = prof_active_stats(r, 0), g = prof_active_stats(r, 1);
     printf("active steps (%zu): cpu_us median %.2f (min %.2f, mean %.2f, max %.2f, sd %.2f)\n", c.n,
            c.median, c.min, c.mean, c.max, c.stddev);

@@ -29,7 +29,7 @@ for dtype in bf16 fp16 fp32; do
     for size in 1 3 63 100 257 1024; do
         case_ 01_matmul_add --variant all --dtype "$dtype" --size "$size"
     done
-    case_ 01_matmul_add --variant all --dtype "$dtype" --size 63 --batch 3
+    case_ 01_matmul_add --variant all --dtype "$dtype" --size 63 --batched 3
 done
 case_ 01_matmul_add --variant all --size 4096
 
