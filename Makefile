@@ -55,6 +55,10 @@ stage_lib = $(filter-out $(BUILD)/$(1)/main.o,$(call stage_obj,$(1)))
 # 04_fused_mlp climbs from 03_simple_mlp's eager forward: it links that code, not a copy.
 STAGE_DEPS_04_fused_mlp := $(call stage_lib,03_simple_mlp)
 
+# 04's GEMM with the GeGLU epilogue also carries Hopper's wgmma path (sm_90a machine code);
+# it dispatches at run time, so the same binary still runs on sm_80.
+$(BUILD)/04_fused_mlp/gemm_geglu.cu.o: NVCCFLAGS += -gencode arch=compute_90a,code=sm_90a -DGEMM_GEGLU_SM90A
+
 # Each stage: bin/<stage>, and .last_stage remembers it for ./run.
 define stage_rule
 $(1): bin/$(1)

@@ -10,6 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum { DTYPE_BF16, DTYPE_FP16, DTYPE_FP32 } dtype_t;
 
 const char *dtype_name(dtype_t t);
@@ -30,5 +34,9 @@ float fp16_to_float(uint16_t h);
 void dtype_round_and_pack(dtype_t t, float *values, void *dst, size_t n);
 /* Storage bits back to float, for reading GPU results. */
 void dtype_unpack(dtype_t t, const void *src, float *dst, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -1,0 +1,200 @@
+// kernels.cu (02_linear): the kernels nn.Linear does NOT need, written so we can see what they
+// would cost: a real transpose of W, a separate bias add, and the bias broadcast of addmm.
+//
+//   transpose_<dtype>       dst[c][r] = src[r][c]: W [out_dim, in_dim] -> W^T [in_dim, out_dim]
+//   bias_add_<dtype>        y[i][j] += b[j]        (after a GEMM that wrote y = x W^T)
+//   bias_broadcast_<dtype>  y[i][j]  = b[j]        (before a GEMM with beta = 1: addmm)
+//
+// The transpose is the classic tiled one: a 64 x 64 tile is read row by row (consecutive
+// threads read consecutive addresses: coalesced), parked in shared memory, and written row by
+// row of the *output* (coalesced again); each thread moves 8 elements, so that many loads are
+// in flight at once. Reading the tile back column-wise without padding would send a warp's 32
+// threads to one shared-memory bank: a row of 64 elements is 128 or 256 bytes, a multiple of
+// the 32 four-byte banks, so a whole column sits in one bank. One padding element per row
+// shifts each row along the banks: conflict-free for 4-byte elements, at most 2-way for 2-byte
+// ones. It moves 2 x out_dim x in_dim x dtype-size bytes and does no arithmetic, so its
+// ceiling is the device's copy bandwidth.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "dtype.h"
+
+namespace {
+
+constexpr int TILE = 64;       // a tile is TILE x TILE elements
+constexpr int TILE_ROWS = 8;   // a block is TILE x TILE_ROWS threads: each moves TILE / TILE_ROWS
+
+// Types are moved as raw bits: a transpose never converts.
+template <typename T>
+__device__ void transpose_tile(const T *__restrict__ src, T *__restrict__ dst, size_t rows,
+                               size_t cols)
+{
+    __shared__ T tile[TILE][TILE + 1]; // + 1: no bank conflicts on the column-wise read
+    size_t r0 = (size_t)blockIdx.y * TILE, c0 = (size_t)blockIdx.x * TILE;
+    for (int i = threadIdx.y; i < TILE; i += TILE_ROWS) {
+        size_t r = r0 + i, c = c0 + threadIdx.x;
+        if (r < rows && c < cols) tile[i][threadIdx.x] = src[r * cols + c];
+    }
+    __syncthreads();
+    // Output row = input column c0 + i; consecutive threads write consecutive output columns.
+    for (int i = threadIdx.y; i < TILE; i += TILE_ROWS) {
+        size_t c = c0 + i, r = r0 + threadIdx.x;
+        if (c < cols && r < rows) dst[c * rows + r] = tile[threadIdx.x][i];
+    }
+}
+
+__device__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ float to_float(__half v) { return __half2float(v); }
+__device__ float to_float(float v) { return v; }
+template <typename T> __device__ T from_float(float v);
+template <> __device__ __nv_bfloat16 from_float(float v) { return __float2bfloat16(v); }
+template <> __device__ __half from_float(float v) { return __float2half(v); }
+template <> __device__ float from_float(float v) { return v; }
+
+// Each thread owns VEC consecutive columns j .. j + VEC - 1: it loads their b once and walks
+// down the rows. When a row's length is a multiple of VEC (16 bytes), every access is one 16-byte
+// load or store (a warp moves 512 contiguous bytes per instruction, enough bytes in flight to
+// approach the copy ceiling); otherwise VEC is 1 and the accesses are single elements.
+// accumulate: y += b (add in fp32, round once), else y = b.
+template <typename T, bool accumulate>
+__device__ void bias_rows(T *__restrict__ y, const T *__restrict__ b, size_t rows, size_t cols)
+{
+    constexpr int VEC = 16 / sizeof(T);
+    if (cols % VEC != 0) { // the launcher sized the grid for single elements
+        size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+        if (j >= cols) return;
+        for (size_t i = (size_t)blockIdx.y * blockDim.y + threadIdx.y; i < rows;
+             i += (size_t)gridDim.y * blockDim.y)
+            y[i * cols + j] = accumulate ? from_float<T>(to_float(y[i * cols + j]) + to_float(b[j])) : b[j];
+        return;
+    }
+    size_t j = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * VEC;
+    if (j >= cols) return;
+    // b comes from cudaMalloc (256-byte aligned) and j, cols are multiples of VEC: 16-byte aligned
+    const uint4 bv = *reinterpret_cast<const uint4 *>(b + j);
+    for (size_t i = (size_t)blockIdx.y * blockDim.y + threadIdx.y; i < rows;
+         i += (size_t)gridDim.y * blockDim.y) {
+        uint4 *p = reinterpret_cast<uint4 *>(y + i * cols + j);
+        if (accumulate) {
+            uint4 v = *p;
+            T *ve = reinterpret_cast<T *>(&v);
+            const T *be = reinterpret_cast<const T *>(&bv);
+#pragma unroll
+            for (int k = 0; k < VEC; k++) ve[k] = from_float<T>(to_float(ve[k]) + to_float(be[k]));
+            *p = v;
+        } else {
+            *p = bv;
+        }
+    }
+}
+
+} // namespace
+
+extern "C" __global__ void transpose_bf16(const __nv_bfloat16 *src, __nv_bfloat16 *dst, size_t rows, size_t cols)
+{
+    transpose_tile(src, dst, rows, cols);
+}
+extern "C" __global__ void transpose_fp16(const __half *src, __half *dst, size_t rows, size_t cols)
+{
+    transpose_tile(src, dst, rows, cols);
+}
+extern "C" __global__ void transpose_fp32(const float *src, float *dst, size_t rows, size_t cols)
+{
+    transpose_tile(src, dst, rows, cols);
+}
+
+extern "C" __global__ void bias_add_bf16(__nv_bfloat16 *y, const __nv_bfloat16 *b, size_t rows, size_t cols)
+{
+    bias_rows<__nv_bfloat16, true>(y, b, rows, cols);
+}
+extern "C" __global__ void bias_add_fp16(__half *y, const __half *b, size_t rows, size_t cols)
+{
+    bias_rows<__half, true>(y, b, rows, cols);
+}
+extern "C" __global__ void bias_add_fp32(float *y, const float *b, size_t rows, size_t cols)
+{
+    bias_rows<float, true>(y, b, rows, cols);
+}
+
+extern "C" __global__ void bias_broadcast_bf16(__nv_bfloat16 *y, const __nv_bfloat16 *b, size_t rows, size_t cols)
+{
+    bias_rows<__nv_bfloat16, false>(y, b, rows, cols);
+}
+extern "C" __global__ void bias_broadcast_fp16(__half *y, const __half *b, size_t rows, size_t cols)
+{
+    bias_rows<__half, false>(y, b, rows, cols);
+}
+extern "C" __global__ void bias_broadcast_fp32(float *y, const float *b, size_t rows, size_t cols)
+{
+    bias_rows<float, false>(y, b, rows, cols);
+}
+
+// dst [cols, rows] = transpose of src [rows, cols], both row-major, on `stream`.
+extern "C" void launch_transpose(dtype_t t, const void *src, void *dst, size_t rows, size_t cols,
+                                 cudaStream_t stream)
+{
+    dim3 block(TILE, TILE_ROWS);
+    dim3 grid((unsigned)((cols + TILE - 1) / TILE), (unsigned)((rows + TILE - 1) / TILE));
+    switch (t) {
+    case DTYPE_BF16:
+        transpose_bf16<<<grid, block, 0, stream>>>((const __nv_bfloat16 *)src, (__nv_bfloat16 *)dst, rows, cols);
+        break;
+    case DTYPE_FP16:
+        transpose_fp16<<<grid, block, 0, stream>>>((const __half *)src, (__half *)dst, rows, cols);
+        break;
+    case DTYPE_FP32:
+        transpose_fp32<<<grid, block, 0, stream>>>((const float *)src, (float *)dst, rows, cols);
+        break;
+    }
+}
+
+// Blocks of 32 x 8 threads: x over column groups (VEC columns per thread when a row is a whole
+// number of 16-byte groups, else 1, the same test bias_rows makes), y over rows. The grid's y
+// extent stays under the hardware's 65535 and each thread loops over the rows left.
+static void bias_grid(dtype_t t, size_t rows, size_t cols, dim3 *grid, dim3 *block)
+{
+    size_t vec = t == DTYPE_FP32 ? 4 : 8; /* 16 bytes (dtype.h has no C++ linkage guard) */
+    size_t groups = cols % vec == 0 ? cols / vec : cols;
+    *block = dim3(32, 8);
+    size_t row_blocks = (rows + 7) / 8;
+    *grid = dim3((unsigned)((groups + 31) / 32), (unsigned)(row_blocks < 65535 ? row_blocks : 65535));
+}
+
+// y [rows, cols] += b [cols] broadcast over the rows: add in fp32, round once.
+extern "C" void launch_bias_add(dtype_t t, void *y, const void *b, size_t rows, size_t cols,
+                                cudaStream_t stream)
+{
+    dim3 grid, block;
+    bias_grid(t, rows, cols, &grid, &block);
+    switch (t) {
+    case DTYPE_BF16:
+        bias_add_bf16<<<grid, block, 0, stream>>>((__nv_bfloat16 *)y, (const __nv_bfloat16 *)b, rows, cols);
+        break;
+    case DTYPE_FP16:
+        bias_add_fp16<<<grid, block, 0, stream>>>((__half *)y, (const __half *)b, rows, cols);
+        break;
+    case DTYPE_FP32:
+        bias_add_fp32<<<grid, block, 0, stream>>>((float *)y, (const float *)b, rows, cols);
+        break;
+    }
+}
+
+// y [rows, cols] = b [cols] in every row: the expanded copy addmm starts from.
+extern "C" void launch_bias_broadcast(dtype_t t, void *y, const void *b, size_t rows, size_t cols,
+                                      cudaStream_t stream)
+{
+    dim3 grid, block;
+    bias_grid(t, rows, cols, &grid, &block);
+    switch (t) {
+    case DTYPE_BF16:
+        bias_broadcast_bf16<<<grid, block, 0, stream>>>((__nv_bfloat16 *)y, (const __nv_bfloat16 *)b, rows, cols);
+        break;
+    case DTYPE_FP16:
+        bias_broadcast_fp16<<<grid, block, 0, stream>>>((__half *)y, (const __half *)b, rows, cols);
+        break;
+    case DTYPE_FP32:
+        bias_broadcast_fp32<<<grid, block, 0, stream>>>((float *)y, (const float *)b, rows, cols);
+        break;
+    }
+}

@@ -1,0 +1,512 @@
+// gemm_geglu.cu (04_fused_mlp): a tensor-core GEMM whose epilogue is GeGLU,
+//   m[M, hidden] = gelu_tanh(x Wg^T) * (x Wu^T),
+// so gate and up live only in registers: the kernel reads x, Wg, Wu and writes m, nothing else.
+//
+// One CTA owns a 128 x 128 tile of m. To produce it, it computes the 128 x 128 gate tile and the
+// 128 x 128 up tile that sit at the same place: the same 128 rows of x against 128 rows of Wg and
+// the same 128 rows of Wu. So each step of K loads one x tile and two weight tiles, and the x
+// fragments feed both products: effectively a 128 x 256 GEMM tile whose two halves meet only in
+// the epilogue.
+//
+//   grid   (ceil(hidden / 128), ceil(M / 128)); 256 threads = 8 warps as 2 (M) x 4 (hidden)
+//   warp   64 rows x 32 hidden columns, of gate and of up: 4 x 4 x 2 = 32 mma per 16 of K
+//   K      32 per step, in a 4-stage cp.async ring of shared memory: 3 tiles (x, Wg, Wu) of
+//          128 x 32 per stage = 24 KB, 96 KB in all (fits A100's 164 KB and H100's 227 KB)
+//   mma    mma.sync.aligned.m16n8k16 bf16/fp16 -> fp32, operands loaded with ldmatrix
+//
+// Shared memory rows are 32 elements = 64 bytes = four 16-byte chunks. ldmatrix reads one chunk
+// from each of 8 consecutive rows; plain row-major, rows r and r + 2 share the same banks (64 B
+// apart twice is 128 B, the bank period), a 4-way conflict. Storing chunk c of row r at chunk
+// c ^ ((r >> 1) & 3) sends those 8 reads to 8 different 16-byte bank groups.
+//
+// Two engines compute that tile: mma.sync (below, any GPU from sm_80 on) and, when this file is
+// built for sm_90a with -DGEMM_GEGLU_SM90A, Hopper's wgmma (further down); the launcher picks one
+// at run time by the device's compute capability.
+//
+// Tails: rows of x past M and rows of Wg/Wu past hidden are loaded as zeros (cp.async with a
+// source size of 0), and so are K chunks past dim; since dim is a multiple of 8, a 16-byte chunk
+// is either wholly inside a row or wholly past its end. Stores are predicated on row < M and
+// column < hidden.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <type_traits>
+
+#include "dtype.h"
+#include "../03_simple_mlp/gelu.cuh" // the GELU every MLP kernel uses, in fp32
+#include "check.h"
+#include "gemm_geglu.h"
+
+namespace {
+
+constexpr int BM = 128, BN = 128, BK = 32, STAGES = 4;
+constexpr int WARPS_M = 2, WARPS_N = 4, THREADS = 32 * WARPS_M * WARPS_N;
+constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N; // 64 x 32 per warp
+constexpr int MT = WM / 16, NT = WN / 8;            // m16 tiles and n8 tiles per warp
+constexpr int CHUNKS = BK / 8;                      // 16-byte chunks per shared-memory row
+constexpr int TILE_BYTES = BM * BK * 2;             // one 128 x 32 tile of 16-bit elements
+constexpr int STAGE_BYTES = 3 * TILE_BYTES;         // x, Wg, Wu
+constexpr int SMEM_BYTES = STAGES * STAGE_BYTES;
+static_assert(BM == BN, "x and weight tiles share one loader and one size");
+static_assert((BM * CHUNKS) % THREADS == 0, "each thread copies whole chunks");
+
+// Byte offset of chunk c of row r inside a tile, swizzled (see the header comment).
+__device__ __forceinline__ uint32_t swizzle(int r, int c)
+{
+    return (uint32_t)(r * BK * 2 + ((c ^ ((r >> 1) & 3)) * 16));
+}
+
+// 16-byte global -> shared copy that bypasses L1; src_bytes = 0 writes 16 zero bytes instead.
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, int src_bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+                 "r"(src_bytes)
+                 : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// Four 8x8 matrices of 16-bit elements; lane i gives the address of row i % 8 of matrix i / 8.
+__device__ __forceinline__ void ldmatrix_x4(uint32_t r[4], uint32_t addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+
+// c += a (16x16, row-major) * b (16x8, given as 8 rows of K), fp32 accumulation.
+template <typename T> __device__ __forceinline__ void mma16816(float c[4], const uint32_t a[4], const uint32_t b[2])
+{
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    } else {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    }
+}
+
+// Copies rows [row0, row0 + 128) x columns [k0, k0 + 32) of a row-major [rows, K] matrix into a
+// swizzled tile, zero-filling whatever lies past `rows` or past K.
+__device__ __forceinline__ void load_tile(uint32_t tile, const uint16_t *g, int row0, int rows,
+                                          int k0, int K, int tid)
+{
+#pragma unroll
+    for (int i = 0; i < BM * CHUNKS / THREADS; i++) {
+        const int idx = tid + i * THREADS, r = idx / CHUNKS, c = idx % CHUNKS;
+        const int grow = row0 + r, gk = k0 + c * 8;
+        const bool inside = grow < rows && gk < K;
+        const uint16_t *src = inside ? g + (size_t)grow * K + gk : g;
+        cp_async16(tile + swizzle(r, c), src, inside ? 16 : 0);
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ void gemm_geglu_mma(const T *x, const T *wg, const T *wu, T *m, int M,
+                                               int K, int N)
+{
+    extern __shared__ __align__(128) unsigned char smem[];
+    const uint32_t smem0 = (uint32_t)__cvta_generic_to_shared(smem);
+    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+    const int warp_m = warp / WARPS_N, warp_n = warp % WARPS_N;
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    const int ktiles = (K + BK - 1) / BK;
+
+    auto load_stage = [&](int stage, int kt) {
+        const uint32_t s = smem0 + stage * STAGE_BYTES;
+        load_tile(s, (const uint16_t *)x, m0, M, kt * BK, K, tid);
+        load_tile(s + TILE_BYTES, (const uint16_t *)wg, n0, N, kt * BK, K, tid);
+        load_tile(s + 2 * TILE_BYTES, (const uint16_t *)wu, n0, N, kt * BK, K, tid);
+    };
+
+    float acc_g[MT][NT][4] = {}, acc_u[MT][NT][4] = {};
+
+    // Prologue: STAGES - 1 tiles in flight. A group is committed even when empty, so that
+    // "wait until at most STAGES - 2 groups are pending" always means "tile kt has landed".
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < ktiles) load_stage(s, s);
+        cp_async_commit();
+    }
+
+    // Lane roles in ldmatrix: for x, lanes 0-15 address rows 0-15 at the low 8 of K and lanes
+    // 16-31 the same rows at the high 8 (a0..a3 of the mma); for a weight tile, lanes address
+    // n-rows 0-7 (low K, high K) then n-rows 8-15 (low K, high K): b0 b1 of two n8 tiles.
+    const int a_row = warp_m * WM + lane % 16, a_chunk = lane / 16;
+    const int b_row = warp_n * WN + lane % 8 + (lane / 16) * 8, b_chunk = (lane / 8) % 2;
+
+    for (int kt = 0; kt < ktiles; kt++) {
+        cp_async_wait<STAGES - 2>();
+        // Tile kt is visible to all, and every warp is done with tile kt - 1, whose stage the
+        // load below overwrites.
+        __syncthreads();
+        const int next = kt + STAGES - 1;
+        if (next < ktiles) load_stage(next % STAGES, next);
+        cp_async_commit();
+
+        const uint32_t sx = smem0 + (kt % STAGES) * STAGE_BYTES;
+        const uint32_t sg = sx + TILE_BYTES, su = sx + 2 * TILE_BYTES;
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; kk++) {
+            uint32_t a[MT][4], bg[NT][2], bu[NT][2];
+#pragma unroll
+            for (int mi = 0; mi < MT; mi++)
+                ldmatrix_x4(a[mi], sx + swizzle(a_row + mi * 16, kk * 2 + a_chunk));
+#pragma unroll
+            for (int nj = 0; nj < NT / 2; nj++) {
+                uint32_t t[4];
+                ldmatrix_x4(t, sg + swizzle(b_row + nj * 16, kk * 2 + b_chunk));
+                bg[2 * nj][0] = t[0], bg[2 * nj][1] = t[1], bg[2 * nj + 1][0] = t[2], bg[2 * nj + 1][1] = t[3];
+                ldmatrix_x4(t, su + swizzle(b_row + nj * 16, kk * 2 + b_chunk));
+                bu[2 * nj][0] = t[0], bu[2 * nj][1] = t[1], bu[2 * nj + 1][0] = t[2], bu[2 * nj + 1][1] = t[3];
+            }
+#pragma unroll
+            for (int mi = 0; mi < MT; mi++)
+#pragma unroll
+                for (int ni = 0; ni < NT; ni++) {
+                    mma16816<T>(acc_g[mi][ni], a[mi], bg[ni]);
+                    mma16816<T>(acc_u[mi][ni], a[mi], bu[ni]);
+                }
+        }
+    }
+    cp_async_wait<0>(); // only empty groups remain; leave none outstanding at exit
+
+    // Epilogue. Accumulator element e of tile (mi, ni) sits at row lane / 4 (+ 8 for e >= 2) and
+    // column 2 * (lane % 4) + e % 2: gate and up share the layout, so gelu(g) * u is elementwise
+    // on registers. Pairs of columns go out as one 4-byte store when hidden is even.
+    const bool pairs = N % 2 == 0;
+#pragma unroll
+    for (int mi = 0; mi < MT; mi++)
+#pragma unroll
+        for (int half = 0; half < 2; half++) {
+            const int row = m0 + warp_m * WM + mi * 16 + lane / 4 + half * 8;
+            if (row >= M) continue;
+#pragma unroll
+            for (int ni = 0; ni < NT; ni++) {
+                const int col = n0 + warp_n * WN + ni * 8 + 2 * (lane % 4);
+                const float v0 = gelu_tanh(acc_g[mi][ni][2 * half]) * acc_u[mi][ni][2 * half];
+                const float v1 = gelu_tanh(acc_g[mi][ni][2 * half + 1]) * acc_u[mi][ni][2 * half + 1];
+                T *out = m + (size_t)row * N + col;
+                if (pairs && col + 1 < N) {
+                    if constexpr (std::is_same_v<T, __nv_bfloat16>)
+                        *(__nv_bfloat162 *)out = __floats2bfloat162_rn(v0, v1);
+                    else
+                        *(__half2 *)out = __floats2half2_rn(v0, v1);
+                } else {
+                    if (col < N) out[0] = T(v0);
+                    if (col + 1 < N) out[1] = T(v1);
+                }
+            }
+        }
+}
+
+} // namespace
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    gemm_geglu_mma_bf16(const __nv_bfloat16 *x, const __nv_bfloat16 *wg, const __nv_bfloat16 *wu,
+                        __nv_bfloat16 *m, int M, int dim, int hidden)
+{
+    gemm_geglu_mma<__nv_bfloat16>(x, wg, wu, m, M, dim, hidden);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    gemm_geglu_mma_fp16(const __half *x, const __half *wg, const __half *wu, __half *m, int M,
+                        int dim, int hidden)
+{
+    gemm_geglu_mma<__half>(x, wg, wu, m, M, dim, hidden);
+}
+
+// ---- Hopper path: wgmma (sm_90a) ------------------------------------------------------------
+// Built only when the Makefile compiles this file for sm_90a and defines GEMM_GEGLU_SM90A.
+//
+// Same output tile (128 x 128 of m), different engine. Two warpgroups (4 warps each) own 64 rows
+// apiece; each issues one wgmma m64n256k16 per 16 of K whose 256 "columns" are the 128 rows of
+// the Wg tile followed by the 128 rows of the Wu tile, stacked in shared memory: one instruction
+// computes the gate and the up tile together, 128 fp32 accumulators per thread. Operands come
+// straight from shared memory (no ldmatrix, no register fragments), laid out the way wgmma reads
+// them: rows of 64 elements = 128 bytes, 16-byte chunk c of row r stored at chunk c ^ (r % 8)
+// (the 128-byte swizzle), tiles 1024-byte aligned.
+//
+//   K      64 per step, 4-stage cp.async ring: x 128 x 64 (16 KB) + Wg|Wu 256 x 64 (32 KB) per
+//          stage, 192 KB in all (H100/H200 allow 227 KB per block)
+//   order  wgmma is asynchronous: a stage may be refilled only once the wgmmas reading it have
+//          retired. Each step waits for all but the newest group (wait_group 1), so the tile
+//          loaded at step kt goes to the stage read at step kt - 2, and loads run 2 steps ahead.
+#if defined(GEMM_GEGLU_SM90A)
+namespace {
+
+constexpr int H_BK = 64, H_STAGES = 4;
+constexpr int H_X_BYTES = BM * H_BK * 2, H_W_BYTES = 2 * BN * H_BK * 2;
+constexpr int H_STAGE_BYTES = H_X_BYTES + H_W_BYTES;
+constexpr int H_SMEM_BYTES = H_STAGES * H_STAGE_BYTES + 1024; // + room to align to 1024 B
+static_assert(THREADS == 256, "two warpgroups of 128 threads");
+
+[[maybe_unused]] __device__ __forceinline__ uint32_t swizzle128(int r, int c) { return (uint32_t)(r * 128 + ((c ^ (r % 8)) * 16)); }
+
+// Shared-memory matrix descriptor for a K-major tile with the 128-byte swizzle: start address,
+// leading-dimension offset (unused with this swizzle: 1), stride between 8-row groups (1024 B),
+// swizzle mode 1 in bits 62-63.
+[[maybe_unused]] __device__ __forceinline__ uint64_t smem_desc(uint32_t addr)
+{
+    return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) |
+           ((uint64_t)1 << 62);
+}
+
+// The compiler must neither read nor move the accumulators while wgmma owns them.
+[[maybe_unused]] __device__ __forceinline__ void fence_acc(float (&d)[128])
+{
+#pragma unroll
+    for (int i = 0; i < 128; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+#define WGMMA_D8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), \
+                    "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+#define WGMMA_D128 WGMMA_D8(0), WGMMA_D8(8), WGMMA_D8(16), WGMMA_D8(24), WGMMA_D8(32), WGMMA_D8(40), \
+                   WGMMA_D8(48), WGMMA_D8(56), WGMMA_D8(64), WGMMA_D8(72), WGMMA_D8(80), WGMMA_D8(88), \
+                   WGMMA_D8(96), WGMMA_D8(104), WGMMA_D8(112), WGMMA_D8(120)
+#define WGMMA_REGS                                                                                \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, " \
+    "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "  \
+    "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, "  \
+    "%56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, "  \
+    "%74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, "  \
+    "%92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, "    \
+    "%108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, "  \
+    "%123, %124, %125, %126, %127}, "
+
+// d[64 x 256] += A[64 x 16] * B[256 x 16]^T, both K-major in shared memory (descriptors).
+template <typename T> __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t a, uint64_t b)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    if constexpr (std::is_same_v<T, __nv_bfloat16>)
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 " WGMMA_REGS
+                     "%128, %129, p, 1, 1, 0, 0;\n}\n"
+                     : WGMMA_D128
+                     : "l"(a), "l"(b), "r"(1));
+    else
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 " WGMMA_REGS
+                     "%128, %129, p, 1, 1, 0, 0;\n}\n"
+                     : WGMMA_D128
+                     : "l"(a), "l"(b), "r"(1));
+#else
+    (void)d, (void)a, (void)b;
+#endif
+}
+
+template <typename T>
+[[maybe_unused]] __device__ __forceinline__ void wgmma_epilogue(const float (&d)[128], T *m, int M, int N, int m0, int n0,
+                                         int group, int warp, int lane)
+{
+    // Accumulator layout of wgmma m64nN: warp w of the group holds rows 16w..16w+15; register
+    // 4j + e sits at row lane / 4 (+ 8 for e >= 2), column 8j + 2 (lane % 4) + e % 2. Columns
+    // 0-127 are gate, 128-255 up: gate register i pairs with up register i + 64.
+    const bool pairs = N % 2 == 0;
+#pragma unroll
+    for (int half = 0; half < 2; half++) {
+        const int row = m0 + group * 64 + (warp % 4) * 16 + lane / 4 + half * 8;
+        if (row >= M) continue;
+#pragma unroll
+        for (int j = 0; j < 16; j++) {
+            const int col = n0 + j * 8 + 2 * (lane % 4), i = 4 * j + 2 * half;
+            const float v0 = gelu_tanh(d[i]) * d[i + 64], v1 = gelu_tanh(d[i + 1]) * d[i + 65];
+            T *out = m + (size_t)row * N + col;
+            if (pairs && col + 1 < N) {
+                if constexpr (std::is_same_v<T, __nv_bfloat16>)
+                    *(__nv_bfloat162 *)out = __floats2bfloat162_rn(v0, v1);
+                else
+                    *(__half2 *)out = __floats2half2_rn(v0, v1);
+            } else {
+                if (col < N) out[0] = T(v0);
+                if (col + 1 < N) out[1] = T(v1);
+            }
+        }
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ void gemm_geglu_wgmma(const T *x, const T *wg, const T *wu, T *m, int M,
+                                                 int K, int N)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ __align__(128) unsigned char smem[];
+    const uint32_t smem0 = ((uint32_t)__cvta_generic_to_shared(smem) + 1023) & ~1023u;
+    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, group = warp / 4;
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    const int ktiles = (K + H_BK - 1) / H_BK;
+
+    auto load_stage = [&](int stage, int kt) {
+        const uint32_t sx = smem0 + stage * H_STAGE_BYTES, sw = sx + H_X_BYTES;
+        const int k0 = kt * H_BK;
+#pragma unroll
+        for (int i = 0; i < BM * 8 / THREADS; i++) {
+            const int idx = tid + i * THREADS, r = idx / 8, c = idx % 8;
+            const int grow = m0 + r, gk = k0 + c * 8;
+            const bool inside = grow < M && gk < K;
+            cp_async16(sx + swizzle128(r, c), inside ? x + (size_t)grow * K + gk : x, inside ? 16 : 0);
+        }
+#pragma unroll
+        for (int i = 0; i < 2 * BN * 8 / THREADS; i++) {
+            const int idx = tid + i * THREADS, r = idx / 8, c = idx % 8;
+            const T *w = r < BN ? wg : wu;
+            const int grow = n0 + r % BN, gk = k0 + c * 8;
+            const bool inside = grow < N && gk < K;
+            cp_async16(sw + swizzle128(r, c), inside ? w + (size_t)grow * K + gk : w, inside ? 16 : 0);
+        }
+    };
+
+    float d[128];
+#pragma unroll
+    for (int i = 0; i < 128; i++) d[i] = 0.0f;
+
+#pragma unroll
+    for (int s = 0; s < H_STAGES - 2; s++) {
+        if (s < ktiles) load_stage(s, s);
+        cp_async_commit();
+    }
+    for (int kt = 0; kt < ktiles; kt++) {
+        cp_async_wait<H_STAGES - 3>();
+        // cp.async writes through the generic proxy, wgmma reads through the async proxy.
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        // Tile kt visible to all; every warpgroup has retired its wgmmas of tile kt - 2.
+        __syncthreads();
+        const int next = kt + H_STAGES - 2;
+        if (next < ktiles) load_stage(next % H_STAGES, next);
+        cp_async_commit();
+
+        const uint32_t sx = smem0 + (kt % H_STAGES) * H_STAGE_BYTES, sw = sx + H_X_BYTES;
+        const uint64_t da = smem_desc(sx + group * 64 * 128), db = smem_desc(sw);
+        fence_acc(d);
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+        for (int k = 0; k < H_BK / 16; k++) // 16 elements of K = 32 bytes = 2 descriptor units
+            wgmma_m64n256k16<T>(d, da + 2 * k, db + 2 * k);
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+        fence_acc(d);
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    fence_acc(d);
+    wgmma_epilogue(d, m, M, N, m0, n0, group, warp, lane);
+    cp_async_wait<0>();
+#else
+    (void)x, (void)wg, (void)wu, (void)m, (void)M, (void)K, (void)N;
+#endif
+}
+
+} // namespace
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    gemm_geglu_wgmma_bf16(const __nv_bfloat16 *x, const __nv_bfloat16 *wg, const __nv_bfloat16 *wu,
+                          __nv_bfloat16 *m, int M, int dim, int hidden)
+{
+    gemm_geglu_wgmma<__nv_bfloat16>(x, wg, wu, m, M, dim, hidden);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    gemm_geglu_wgmma_fp16(const __half *x, const __half *wg, const __half *wu, __half *m, int M,
+                          int dim, int hidden)
+{
+    gemm_geglu_wgmma<__half>(x, wg, wu, m, M, dim, hidden);
+}
+#endif
+
+static int device_capability(void)
+{
+    int dev = 0, major = 0, minor = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
+        return 0;
+    return major * 10 + minor;
+}
+
+// wgmma runs on sm_90 only (sm_90a code runs on no other GPU), and only if this file was built
+// for it; everything else from sm_80 on takes mma.sync.
+static int use_wgmma(void)
+{
+#if defined(GEMM_GEGLU_SM90A)
+    return device_capability() == 90;
+#else
+    return 0;
+#endif
+}
+
+extern "C" int gemm_geglu_supported(dtype_t t, size_t M, size_t dim, size_t hidden)
+{
+    const size_t int_max = 0x7fffffff;
+    if (t != DTYPE_BF16 && t != DTYPE_FP16) return 0;
+    if (M == 0 || dim == 0 || hidden == 0) return 0;
+    if (M > int_max || dim > int_max || hidden > int_max) return 0;
+    if (dim % 8 != 0) return 0;
+    if ((M + BM - 1) / BM > 65535) return 0;
+    return device_capability() >= 80;
+}
+
+extern "C" const char *gemm_geglu_path(void)
+{
+    if (use_wgmma()) return "wgmma m64n256k16, 4-stage cp.async (sm_90a)";
+    return device_capability() >= 80 ? "mma.sync m16n8k16, 4-stage cp.async (sm_80+)"
+                                     : "none (needs sm_80 or newer)";
+}
+
+template <typename T>
+static void launch(void (*kernel)(const T *, const T *, const T *, T *, int, int, int), dim3 grid,
+                   int smem_bytes, int *opted_in, const void *x, const void *wg, const void *wu,
+                   void *m, size_t M, size_t dim, size_t hidden, cudaStream_t stream)
+{
+    // Over 48 KB of dynamic shared memory needs an opt-in, once per kernel.
+    if (!*opted_in) {
+        CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
+        *opted_in = 1;
+    }
+    kernel<<<grid, THREADS, smem_bytes, stream>>>((const T *)x, (const T *)wg, (const T *)wu, (T *)m,
+                                                  (int)M, (int)dim, (int)hidden);
+}
+
+extern "C" void launch_gemm_geglu(dtype_t t, const void *x, const void *wg, const void *wu, void *m,
+                                  size_t M, size_t dim, size_t hidden, cudaStream_t stream)
+{
+    if (!gemm_geglu_supported(t, M, dim, hidden)) {
+        fprintf(stderr,
+                "error: gemm_geglu cannot run %s M=%zu dim=%zu hidden=%zu here (needs bf16 or fp16, "
+                "sm_80+, dim a multiple of 8)\n",
+                dtype_name(t), M, dim, hidden);
+        exit(EXIT_BAD_INPUT);
+    }
+    if ((uintptr_t)x % 16 || (uintptr_t)wg % 16 || (uintptr_t)wu % 16 || (uintptr_t)m % 4) {
+        fprintf(stderr, "error: gemm_geglu needs x, Wg, Wu 16-byte aligned and m 4-byte aligned\n");
+        exit(EXIT_BAD_INPUT);
+    }
+    const int bf16 = t == DTYPE_BF16;
+    const size_t tiles_n = (hidden + BN - 1) / BN, tiles_m = (M + BM - 1) / BM;
+    const dim3 grid((unsigned)tiles_n, (unsigned)tiles_m);
+#if defined(GEMM_GEGLU_SM90A)
+    if (use_wgmma()) {
+        static int opted_in[2];
+        if (bf16)
+            launch(gemm_geglu_wgmma_bf16, grid, H_SMEM_BYTES, &opted_in[0], x, wg, wu, m, M, dim, hidden, stream);
+        else
+            launch(gemm_geglu_wgmma_fp16, grid, H_SMEM_BYTES, &opted_in[1], x, wg, wu, m, M, dim, hidden, stream);
+        return;
+    }
+#endif
+    static int opted_in[2];
+    if (bf16)
+        launch(gemm_geglu_mma_bf16, grid, SMEM_BYTES, &opted_in[0], x, wg, wu, m, M, dim, hidden, stream);
+    else
+        launch(gemm_geglu_mma_fp16, grid, SMEM_BYTES, &opted_in[1], x, wg, wu, m, M, dim, hidden, stream);
+}
