@@ -45,6 +45,8 @@ COMMON_OBJ := $(COMMON_C:%.c=$(BUILD)/%.o) $(COMMON_CU:%.cu=$(BUILD)/%.cu.o)
 
 .PHONY: all test test-cpu clean ceilings $(STAGES)
 .DEFAULT_GOAL := all
+# keep object files of tests between runs
+.SECONDARY:
 
 all: $(BUILT_STAGES) bin/ceilings
 
