@@ -27,6 +27,7 @@
 #include "blas.h"
 #include "check.h"
 #include "cli.h"
+#include "dump.h"
 #include "gpu.h"
 #include "out.h"
 #include "plot.h"
@@ -217,6 +218,21 @@ static double check_forward(model_t *m, const host_inputs *h)
     return err;
 }
 
+/* --dump DIR: inputs and this variant's checked output as .npy files, for compare/. */
+static void dump_arrays(const model_t *m, const char *dir)
+{
+    size_t shape[3] = {(size_t)m->batch, m->n, m->n};
+    int ndim = m->batch > 1 ? 3 : 2;
+    const size_t *s = m->batch > 1 ? shape : shape + 1;
+    char y_name[32];
+    snprintf(y_name, sizeof y_name, "y_%s", variants[m->variant]);
+    const struct { const char *name; const void *dev; } arrays[] = {
+        {"x", m->x}, {"w", m->w}, {"b", m->b}, {y_name, m->y}};
+    for (int i = 0; i < 4; i++)
+        if (dump_device_array(dir, arrays[i].name, m->dtype, s, ndim, arrays[i].dev) != 0) exit(EXIT_BAD_INPUT);
+    printf("dump: wrote x, w, b and %s as .npy files in %s/\n", y_name, dir);
+}
+
 /* ---- one run of the schedule ------------------------------------------------------------- */
 
 typedef struct {
@@ -269,6 +285,13 @@ static run_result run_variant(model_t *m, const host_inputs *h, const common_arg
     if (a->check) {
         res.err = check_forward(m, h);
         report_check(res.err, dtype_tolerance(m->dtype));
+    }
+    if (a->dump_dir[0]) { /* y holds the checked forward's output (or one run's, with --no-check) */
+        if (!a->check) {
+            forward(m);
+            CUDA_CHECK(cudaStreamSynchronize(m->stream));
+        }
+        dump_arrays(m, a->dump_dir);
     }
 
     char csv[720], png[720];

@@ -164,7 +164,7 @@ static void forward_epilogue(model_t *m, const view_t *wt)
 static void forward(void *ctx)
 {
     model_t *m = ctx;
-    prof_range_push("linear");
+    prof_range_push("linear_fwd");
     prof_range_push("t"); /* aten::t: metadata only, no GPU work */
     view_t wt = view_transpose(m->w_view, 0, 1);
     prof_range_pop();

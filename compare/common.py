@@ -1,0 +1,459 @@
+"""common.py: what the PyTorch side of the comparison shares.
+
+The compare scripts (matmul_add.py, linear.py, mlp.py) run the articles' experiments in PyTorch
+with the flags, schedule, output names and CSV columns of our stages:
+
+  - the same shared flags (--dtype --seed --wait --warmup-steps --active/--steps --warmup --out),
+    parsed as strictly (a bad flag: one line, exit 1);
+  - two passes, like ours: a timed pass without the profiler writes <out>/<tag>_torch.csv
+    (step,phase,cpu_us,gpu_us,gated), then a fresh process runs the same schedule under
+    torch.profiler and writes <tag>_torch.json (the trace) and <tag>_torch.txt (key_averages);
+  - per step, cpu_us is the host time to issue the step (before any synchronisation) and gpu_us
+    the CUDA-event time from its start to its end. PyTorch has no gate that holds the GPU until
+    the step is issued (gated = 0), so when the CPU is the slower side gpu_us includes the gaps
+    it leaves; side_by_side.py adds the kernel time per step from the traces, which has none;
+  - with --load DIR, the tensors our stage dumped (--dump DIR) instead of random ones, and the
+    relative error between our output and PyTorch's, in float64, against the dtype's tolerance.
+
+Only the standard library here and in side_by_side.py; numpy is imported when --load is given,
+torch only when a run starts, so --help and argument errors work without either.
+"""
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+import warnings
+
+DTYPES = ("bf16", "fp16", "fp32")
+# The relative Frobenius error a correct result stays under: the tolerances of our stages
+# (common/dtype.c), fp32 accumulation everywhere.
+TOLERANCE = {"bf16": 1e-2, "fp16": 2e-3, "fp32": 1e-5}
+# .npy dtype codes of common/npy.h; NumPy has no bfloat16, so bf16 travels as its raw bits.
+NPY_DESCR = {"bf16": "<u2", "fp16": "<f2", "fp32": "<f4"}
+TRACE_PASS_FLAG = "--trace-pass"
+
+EXIT_BAD_INPUT, EXIT_WAIVED = 1, 2
+
+
+class StrictParser(argparse.ArgumentParser):
+    """argparse with our stages' error convention: one line on stderr, exit 1."""
+
+    def error(self, message):
+        sys.stderr.write("%s: error: %s\n" % (self.prog, message))
+        sys.exit(EXIT_BAD_INPUT)
+
+
+def whole(lo, hi):
+    """A flag value that is a plain decimal number in [lo, hi], as common/cli.c accepts."""
+
+    def parse(text):
+        if not text.isdigit() or not text.isascii():
+            raise argparse.ArgumentTypeError("'%s' is not a whole number >= %d" % (text, lo))
+        value = int(text)
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError("%s is out of range (%d..%d)" % (text, lo, hi))
+        return value
+
+    return parse
+
+
+def parser(stage, script, summary):
+    """The shared flags; the script adds its shape flags and parses."""
+    p = StrictParser(prog="compare/" + script, description=summary, allow_abbrev=False)
+    p.add_argument("--variant", choices=("eager", "compile", "all"), default="eager",
+                   help="eager PyTorch, torch.compile, or both (default eager)")
+    p.add_argument("--dtype", choices=DTYPES, default="bf16", help="storage type (default bf16)")
+    p.add_argument("--seed", type=whole(0, 2**64 - 1), default=1234,
+                   help="seed of the random inputs when --load is not given")
+    p.add_argument("--wait", type=whole(0, 100000), default=1, help="schedule: steps run, not recorded")
+    p.add_argument("--warmup-steps", type=whole(0, 100000), default=1,
+                   help="schedule: steps run, recorded, then discarded")
+    p.add_argument("--active", "--steps", dest="active", type=whole(1, 100000), default=3,
+                   help="schedule: steps recorded as ProfilerStep#N")
+    p.add_argument("--warmup", type=whole(0, 100000), default=0,
+                   help="untimed iterations before the schedule; 0 keeps step 0 cold")
+    p.add_argument("--out", default="traces/" + stage, help="output directory (default traces/%s)" % stage)
+    p.add_argument("--load", metavar="DIR",
+                   help="run on the tensors a stage wrote with --dump DIR, and compare outputs")
+    p.add_argument("--no-trace", action="store_true", help="skip the profiler pass")
+    # Accepted so that one command line serves both programs; nothing here plots or checks
+    # against a CPU reference, and --dump belongs to our stage.
+    p.add_argument("--no-plot", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--no-check", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--dump", metavar="DIR", help=argparse.SUPPRESS)
+    p.add_argument("--sweep", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument(TRACE_PASS_FLAG, action="store_true", help=argparse.SUPPRESS)
+    return p
+
+
+def finish_parsing(p, argv=None):
+    args = p.parse_args(argv)
+    if args.sweep:
+        p.error("--sweep is not compared: run one shape")
+    if args.out == "":
+        p.error("--out: directory name empty")
+    return args
+
+
+def variants_of(args):
+    return ["eager", "compile"] if args.variant == "all" else [args.variant]
+
+
+def cold_or_warm(args):
+    return "warm" if args.warmup > 0 else "cold"
+
+
+# ---- PyTorch, on demand --------------------------------------------------------------------
+
+def require_torch():
+    """torch, or exit 2 with one line saying what is missing (our stages' 'waived' code)."""
+    try:
+        import torch
+    except Exception as e:  # ImportError, or a broken install raising anything else
+        print("compare: PyTorch is required (import torch failed: %s)" % str(e).splitlines()[0])
+        sys.exit(EXIT_WAIVED)
+    if not torch.cuda.is_available():
+        print("compare: waived: PyTorch %s sees no usable CUDA GPU" % torch.__version__)
+        sys.exit(EXIT_WAIVED)
+    # fp32 GEMMs in full fp32, as ours run them (no TF32).
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.set_float32_matmul_precision("highest")
+    return torch
+
+
+def torch_dtype(torch, name):
+    return {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[name]
+
+
+def device_line(torch):
+    p = torch.cuda.get_device_properties(0)
+    return "device: %s (sm_%d%d, %d SMs), PyTorch %s, CUDA %s" % (
+        p.name, p.major, p.minor, p.multi_processor_count, torch.__version__, torch.version.cuda)
+
+
+# ---- .npy files from our stages ----------------------------------------------------------
+
+def load_npy(directory, name, dtype):
+    """numpy array of DIR/<name>.npy, checked against the dtype code --dtype implies."""
+    import numpy
+
+    path = os.path.join(directory, name + ".npy")
+    if not os.path.exists(path):
+        fail("%s is missing (did the stage run with --dump %s?)" % (path, directory))
+    a = numpy.load(path, allow_pickle=False)
+    if a.dtype.str != NPY_DESCR[dtype]:
+        fail("%s holds '%s' but --dtype %s is stored as '%s'" % (path, a.dtype.str, dtype, NPY_DESCR[dtype]))
+    return a
+
+
+def to_float64(a, dtype):
+    """Values of an array in our .npy convention as float64 (bf16: the bits widened to fp32)."""
+    import numpy
+
+    if dtype == "bf16":
+        return (a.astype(numpy.uint32) << 16).view(numpy.float32).astype(numpy.float64)
+    return a.astype(numpy.float64)
+
+
+def to_device(torch, a, dtype):
+    """A tensor on the GPU with exactly the bits of the array."""
+    t = torch.from_numpy(a.copy())
+    if dtype == "bf16":
+        t = t.view(torch.bfloat16)  # '<u2' holds bf16 bits: reinterpret, do not convert
+    return t.to("cuda")
+
+
+def outputs_in(directory):
+    """Our outputs in DIR: y.npy, or y_<variant>.npy per variant when a stage dumps several."""
+    names = sorted(f[:-4] for f in os.listdir(directory) if re.fullmatch(r"y(_\w+)?\.npy", f))
+    if not names:
+        fail("no y.npy (or y_<variant>.npy) in %s" % directory)
+    return names
+
+
+def rel_fro_error(ours, theirs):
+    """||ours - theirs||_F / ||theirs||_F in float64; inf when anything is not finite."""
+    import numpy
+
+    if not (numpy.isfinite(ours).all() and numpy.isfinite(theirs).all()):
+        return float("inf")
+    num = numpy.linalg.norm((ours - theirs).ravel())
+    den = numpy.linalg.norm(theirs.ravel())
+    return float(num / den) if den > 0 else float(num)
+
+
+def check_outputs(torch, args, reference):
+    """Compares every y*.npy in --load with PyTorch's output y (a tensor); returns True on pass."""
+    theirs = reference.float().cpu().double().numpy()
+    tol = TOLERANCE[args.dtype]
+    ok = True
+    for name in outputs_in(args.load):
+        ours = load_npy(args.load, name, args.dtype)
+        if ours.shape != theirs.shape and ours.size == theirs.size and ours.shape[-1:] == theirs.shape[-1:]:
+            ours = ours.reshape(theirs.shape)  # [batch, seq, dim] and [tokens, dim]: the same matrix
+        if ours.shape != theirs.shape:
+            fail("%s.npy is %s but PyTorch's output is %s" % (name, tuple(ours.shape), tuple(theirs.shape)))
+        err = rel_fro_error(to_float64(ours, args.dtype), theirs)
+        passed = err <= tol
+        ok &= passed
+        print("compare: %s (ours) vs PyTorch eager on the same tensors: rel. Frobenius error %.2e "
+              "in float64 (%s tolerance %.0e): %s" % (name, err, args.dtype, tol, "PASS" if passed else "FAIL"))
+    return ok
+
+
+def fail(message):
+    """Bad input: one line, exit 1."""
+    sys.stderr.write("compare: error: %s\n" % message)
+    sys.exit(EXIT_BAD_INPUT)
+
+
+# ---- the schedule, timed and traced ------------------------------------------------------
+
+def schedule_phases(args):
+    n = args.wait + args.warmup_steps + args.active
+    return ["wait" if s < args.wait else "warmup" if s < args.wait + args.warmup_steps else "active"
+            for s in range(n)]
+
+
+def timed_steps(torch, step_fn, args):
+    """Runs the schedule; per step (cpu_us, gpu_us): host time to issue the step, and the
+    CUDA-event time of its GPU work (which includes any gap the CPU leaves)."""
+    phases = schedule_phases(args)
+    starts = [torch.cuda.Event(enable_timing=True) for _ in phases]
+    stops = [torch.cuda.Event(enable_timing=True) for _ in phases]
+    rows = []
+    for s in range(len(phases)):
+        starts[s].record()
+        t0 = time.perf_counter_ns()
+        step_fn()
+        cpu_us = (time.perf_counter_ns() - t0) / 1e3
+        stops[s].record()
+        stops[s].synchronize()
+        rows.append((cpu_us, starts[s].elapsed_time(stops[s]) * 1e3))
+    return rows
+
+
+def back_to_back_us(torch, step_fn, n, repeats=5):
+    """Device time per call with n calls issued without waiting (median of `repeats`), as a
+    serving loop issues them: the slower of CPU issue and GPU work sets it."""
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(repeats):
+        torch.cuda.synchronize()
+        start.record()
+        for _ in range(n):
+            step_fn()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) * 1e3 / n)
+    return statistics.median(times)
+
+
+def write_csv(path, phases, rows):
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    with open(tmp, "w") as f:
+        f.write("step,phase,cpu_us,gpu_us,gated\n")
+        for s, (phase, (cpu, gpu)) in enumerate(zip(phases, rows)):
+            f.write("%d,%s,%.3f,%.3f,0\n" % (s, phase, cpu, gpu))
+    os.replace(tmp, path)
+
+
+def print_steps(phases, rows):
+    print("%5s  %-14s %-7s %12s %12s" % ("step", "label", "phase", "cpu_us", "gpu_us"))
+    for s, (phase, (cpu, gpu)) in enumerate(zip(phases, rows)):
+        print("%5d  %-14s %-7s %12.2f %12.2f" % (s, "ProfilerStep#%d" % s, phase, cpu, gpu))
+    active = [r for p, r in zip(phases, rows) if p == "active"]
+    cpu = statistics.median(r[0] for r in active)
+    gpu = statistics.median(r[1] for r in active)
+    print("active steps: median cpu_us %.2f, gpu_us %.2f (gpu_us includes the gaps a slower CPU leaves)"
+          % (cpu, gpu))
+    return cpu, gpu
+
+
+def traced_steps(torch, step_fn, args, base, top_rows=12):
+    """The schedule under torch.profiler, as the articles ran it: ProfilerStep#N per step,
+    <base>.json (Chrome/Perfetto trace) and <base>.txt (key_averages sorted by CUDA total)."""
+    from torch.profiler import ProfilerActivity, profile, schedule
+
+    def export(prof):
+        tmp = "%s.json.tmp.%d" % (base, os.getpid())
+        prof.export_chrome_trace(tmp)
+        with open(tmp) as f:  # the trace names the file it was written to: the final name
+            text = f.read().replace(json.dumps(tmp)[1:-1], json.dumps(base + ".json")[1:-1])
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, base + ".json")
+        averages = prof.key_averages()
+        try:
+            table = averages.table(sort_by="cuda_time_total", row_limit=-1)
+        except (AttributeError, KeyError):  # newer PyTorch names it device time
+            table = averages.table(sort_by="device_time_total", row_limit=-1)
+        tmp = "%s.txt.tmp.%d" % (base, os.getpid())
+        with open(tmp, "w") as f:
+            f.write(table + "\n")
+        os.replace(tmp, base + ".txt")
+        print("\n".join(table.splitlines()[:top_rows + 3]))
+        print("trace: wrote %s.json and %s.txt" % (base, base))
+
+    # One cycle (repeat=1) is all we record; PyTorch warns that cycles clear events.
+    warnings.filterwarnings("ignore", message=".*clears events at the end of each cycle.*")
+    n = args.wait + args.warmup_steps + args.active
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                 schedule=schedule(wait=args.wait, warmup=args.warmup_steps, active=args.active, repeat=1),
+                 on_trace_ready=export) as prof:
+        for _ in range(n):
+            # The same body as the timed pass, so both traces show the same per-step calls.
+            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            step_fn()
+            stop.record()
+            stop.synchronize()
+            prof.step()
+
+
+def spawn_trace_pass(variant):
+    """This script again, in a fresh process (cold as well), with the profiler on."""
+    argv = [a for a in sys.argv if a != TRACE_PASS_FLAG]
+    cmd = [sys.executable] + argv + ["--variant", variant, TRACE_PASS_FLAG]
+    sys.stdout.flush()
+    rc = subprocess.call(cmd)
+    if rc != 0:
+        print("trace: the profiler pass exited with status %d" % rc)
+
+
+# ---- one stage's run -------------------------------------------------------------------
+
+def run(args, tag_of, make_forward, launches, record_name):
+    """The whole PyTorch side for one stage.
+
+    tag_of(variant)          the output tag, as our stage names it plus '_torch'
+    make_forward(torch, variant) -> (step_fn, reference_fn)
+                             step_fn runs one forward; reference_fn() returns PyTorch eager's
+                             output on the loaded tensors (for --load)
+    launches[variant]        what the variant asks PyTorch to run, for the report
+    record_name              the record_function name around the forward, as our NVTX range
+    """
+    torch = require_torch()
+    if args.load and not os.path.isdir(args.load):
+        fail("--load %s: no such directory" % args.load)
+    os.makedirs(args.out, exist_ok=True)
+    if not args.trace_pass:
+        print(device_line(torch))
+    ok = True
+    for variant in variants_of(args):
+        tag = tag_of(variant)
+        base = os.path.join(args.out, tag)
+        step_fn, reference_fn = make_forward(torch, variant)
+
+        def step():
+            with torch.profiler.record_function(record_name):
+                step_fn()
+
+        for _ in range(args.warmup):
+            step()
+        torch.cuda.synchronize()
+        if args.trace_pass:
+            traced_steps(torch, step, args, base)
+            continue
+
+        print("\n== %s: PyTorch %s" % (tag, variant))
+        print("launches per step: %s" % launches[variant])
+        phases = schedule_phases(args)
+        rows = timed_steps(torch, step, args)
+        cpu, gpu = print_steps(phases, rows)
+        b2b = back_to_back_us(torch, step, 200 if gpu < 1000 else 20)
+        print("back to back: %.2f us per step (%d steps issued without waiting, median of 5)"
+              % (b2b, 200 if gpu < 1000 else 20))
+        if cpu > gpu:
+            print("verdict: overhead-bound: the CPU needs %.2f us to issue a step the GPU runs in %.2f us"
+                  % (cpu, gpu))
+        else:
+            print("verdict: compute-bound: the GPU needs %.2f us per step, the CPU issues it in %.2f us"
+                  % (gpu, cpu))
+        write_csv(base + ".csv", phases, rows)
+        print("wrote %s.csv" % base)
+        if args.load and variant == variants_of(args)[0]:
+            ok &= check_outputs(torch, args, reference_fn())
+        if not args.no_trace:
+            spawn_trace_pass(variant)
+            counts = kernels_per_step(base + ".json")
+            if counts:
+                print("kernels per active step (from the profiler's trace): %s"
+                      % describe_counts(counts))
+                print("  " + "\n  ".join(short_name(k) for k in counts[-1]["kernels"]))
+    return 0 if ok else EXIT_BAD_INPUT
+
+
+# ---- reading traces: ours and PyTorch's share one schema ----------------------------------
+
+STEP_NAME = re.compile(r"^Profiler?Step#(\d+)$")  # PyTorch: ProfilerStep#N, ours: ProfileStep#N
+LAUNCH_CATS = ("cuda_runtime", "cuda_driver")
+GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
+
+
+def kernels_per_step(path):
+    """Per recorded step, in step order: {"step", "kernels" (names in launch order), "memcpy",
+    "memset", "kernel_us"}. GPU work belongs to a step when the runtime or driver call that
+    launched it (same correlation id) lies inside the step's CPU range. [] when the trace is
+    missing or has no steps."""
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return []
+    events = data["traceEvents"] if isinstance(data, dict) else data
+    spans = [e for e in events if e.get("ph") == "X" and "ts" in e and "dur" in e]
+    steps = sorted(((int(m.group(1)), e) for e in spans for m in [STEP_NAME.match(e.get("name", ""))] if m),
+                   key=lambda t: t[0])
+    launches = [e for e in spans if e.get("cat") in LAUNCH_CATS and "correlation" in e.get("args", {})]
+    gpu = {}
+    for e in spans:
+        if e.get("cat") in GPU_CATS and "correlation" in e.get("args", {}):
+            gpu.setdefault(e["args"]["correlation"], []).append(e)
+    result = []
+    for number, s in steps:
+        t0, t1 = float(s["ts"]), float(s["ts"]) + float(s["dur"])
+        work = []
+        for call in launches:
+            if call.get("pid") == s.get("pid") and call.get("tid") == s.get("tid") and t0 <= float(call["ts"]) <= t1:
+                work.extend(gpu.get(call["args"]["correlation"], []))
+        work.sort(key=lambda e: float(e["ts"]))
+        kernels = [e for e in work if e["cat"] == "kernel"]
+        result.append({
+            "step": number,
+            "kernels": [e["name"] for e in kernels],
+            "memcpy": sum(e["cat"] == "gpu_memcpy" for e in work),
+            "memset": sum(e["cat"] == "gpu_memset" for e in work),
+            "kernel_us": sum(float(e["dur"]) for e in kernels),
+        })
+    return result
+
+
+def describe_counts(counts):
+    """'5 kernels' or '5-6 kernels', plus memcpy / memset operations when there are any."""
+    def spread(values):
+        lo, hi = min(values), max(values)
+        return str(lo) if lo == hi else "%d-%d" % (lo, hi)
+
+    text = spread([len(c["kernels"]) for c in counts]) + " kernels"
+    for kind in ("memcpy", "memset"):
+        if any(c[kind] for c in counts):
+            text += " + %s %s" % (spread([c[kind] for c in counts]), kind)
+    return text
+
+
+def short_name(kernel):
+    """A kernel name short enough for a table: PyTorch's templated elementwise kernels become
+    'vectorized_elementwise_kernel[GeluCUDAKernelImpl]' (the innermost functor named);
+    cuBLAS, Triton and our names stay."""
+    name = kernel[5:] if kernel.startswith("void ") else kernel
+    head = re.split(r"[<(]", name, maxsplit=1)[0].split("::")[-1]
+    if head == name:
+        return name
+    inner = re.findall(r"\w*(?:Functor|KernelImpl)\w*", name[len(head):])
+    return head + ("[%s]" % inner[-1] if inner else "")

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""side_by_side.py: our runs and PyTorch's in one table and one plot.
+
+  python3 compare/side_by_side.py --ours traces/03_simple_mlp/1x8_768x3072_bf16_cold_eager.csv \\
+      --torch traces/03_simple_mlp/1x8_768x3072_bf16_cold_eager_torch.csv \\
+      --log ours.log --log torch.log --png traces/03_simple_mlp/side_by_side.png
+
+Each run is its per-step CSV (step,phase,cpu_us,gpu_us,gated); next to it, under the same name
+with .json, its trace (ours from the stage's trace pass, PyTorch's from torch.profiler: one
+schema). Per run, over the active steps:
+  cpu_us       median host time to issue one step
+  gpu_us       median CUDA-event time of the step (ours: gated, the GPU work alone; PyTorch:
+               includes the gaps its CPU leaves when it is the slower side)
+  kernel_us    median sum of kernel durations per step, from the trace: no gaps on either side
+  b2b_us       time per step issued back to back (200 without waiting), from the run's log
+  kernels      kernels per step (and memcpy / memset operations), from the trace
+and then the kernels of one step, in launch order. The plot (common/plots/side_by_side.gp) draws
+per-step cpu_us and gpu_us of the first of our runs and the first of PyTorch's.
+The table also goes to side_by_side.txt next to the PNG. Standard library only.
+"""
+import argparse
+import csv
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def active_medians(path):
+    with open(path, newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r.get("phase") == "active"]
+    if not rows:
+        common.fail("%s has no active steps (columns step,phase,cpu_us,gpu_us,gated expected)" % path)
+    return (statistics.median(float(r["cpu_us"]) for r in rows),
+            statistics.median(float(r["gpu_us"]) for r in rows), len(rows))
+
+
+def back_to_back(logs):
+    """tag -> back-to-back us, from the '== <tag>: ...' and 'back to back: X us' lines that our
+    stages and the compare scripts both print."""
+    found, tag = {}, None
+    for path in logs:
+        with open(path, errors="replace") as f:
+            for line in f:
+                m = re.match(r"== (\S+):", line)
+                if m:
+                    tag = m.group(1)
+                m = re.match(r"back to back: ([0-9.]+) us", line)
+                if m and tag:
+                    found[tag] = float(m.group(1))
+    return found
+
+
+def describe(side, csv_path, b2b):
+    tag = os.path.basename(csv_path)[:-4]
+    cpu, gpu, n = active_medians(csv_path)
+    steps = common.kernels_per_step(csv_path[:-4] + ".json")
+    return {
+        "side": side, "tag": tag, "cpu": cpu, "gpu": gpu, "n": n, "b2b": b2b.get(tag),
+        "kernel_us": statistics.median(s["kernel_us"] for s in steps) if steps else None,
+        "kernels": common.describe_counts(steps) if steps else "n/a (no trace)",
+        "names": steps[-1]["kernels"] if steps else [],
+    }
+
+
+def table(runs):
+    def num(v):
+        return "%.2f" % v if v is not None else "n/a"
+
+    width = max(len(r["tag"]) for r in runs)
+    lines = ["%-6s %-*s %10s %10s %10s %10s  %s" % ("", width, "run (medians over active steps)", "cpu_us",
+                                                   "gpu_us", "kernel_us", "b2b_us", "kernels per step")]
+    for r in runs:
+        lines.append("%-6s %-*s %10s %10s %10s %10s  %s" % (r["side"], width, r["tag"], num(r["cpu"]),
+                                                            num(r["gpu"]), num(r["kernel_us"]), num(r["b2b"]),
+                                                            r["kernels"]))
+    lines.append("")
+    for r in runs:
+        lines.append("%s %s, kernels of one step in launch order:" % (r["side"], r["tag"]))
+        lines.extend("  %d. %s" % (i + 1, common.short_name(k)) for i, k in enumerate(r["names"]))
+        if not r["names"]:
+            lines.append("  (no trace: run without --no-trace to list them)")
+    return "\n".join(lines)
+
+
+def plot(ours, theirs, png, title):
+    if not shutil.which("gnuplot"):
+        print("plot: gnuplot not found, no PNG (the table above is the result)")
+        return
+    script = os.path.join(REPO, "common", "plots", "side_by_side.gp")
+    tmp = "%s.tmp.%d.png" % (png[:-4], os.getpid())
+
+    def q(s):
+        return s.replace("\\", "\\\\").replace("'", "\\'")
+
+    settings = "csv1='%s'; csv2='%s'; label1='%s'; label2='%s'; png='%s'; title='%s'" % (
+        q(ours["path"]), q(theirs["path"]), q("ours: " + ours["tag"]), q("PyTorch: " + theirs["tag"]), q(tmp),
+        q(title))
+    rc = subprocess.call(["gnuplot", "-e", settings, script])
+    if rc == 0 and os.path.exists(tmp):
+        os.replace(tmp, png)
+        print("wrote %s" % png)
+    else:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        print("plot: gnuplot failed (status %d), no PNG" % rc)
+
+
+def main():
+    p = common.StrictParser(prog="compare/side_by_side.py", description=__doc__.splitlines()[0],
+                            allow_abbrev=False)
+    p.add_argument("--ours", nargs="+", required=True, metavar="CSV", help="our runs' CSV files")
+    p.add_argument("--torch", nargs="+", required=True, metavar="CSV", help="PyTorch's runs' CSV files")
+    p.add_argument("--log", action="append", default=[], metavar="FILE",
+                   help="stdout of a run, for the back-to-back figures (repeatable)")
+    p.add_argument("--png", help="the plot (and the table as .txt next to it)")
+    p.add_argument("--title", default="ours vs PyTorch", help="plot title")
+    args = p.parse_args()
+    for path in args.ours + args.torch + args.log:
+        if not os.path.isfile(path):
+            common.fail("%s: no such file" % path)
+    if args.png and not args.png.endswith(".png"):
+        p.error("--png must name a .png file")
+
+    b2b = back_to_back(args.log)
+    runs = [describe("ours", c, b2b) for c in args.ours] + [describe("torch", c, b2b) for c in args.torch]
+    for r, path in zip(runs, args.ours + args.torch):
+        r["path"] = path
+    text = table(runs)
+    print(text)
+    if args.png:
+        txt = args.png[:-4] + ".txt"
+        tmp = "%s.tmp.%d" % (txt, os.getpid())
+        with open(tmp, "w") as f:
+            f.write(args.title + "\n\n" + text + "\n")
+        os.replace(tmp, txt)
+        print("wrote %s" % txt)
+        plot(runs[0], runs[len(args.ours)], args.png, args.title)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
