@@ -74,7 +74,7 @@ $(BUILD)/%.o: %.c $(wildcard common/*.h) $(wildcard */*.h) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/%.cu.o: %.cu $(wildcard common/*.h) $(wildcard */*.h) | $(BUILD)
+$(BUILD)/%.cu.o: %.cu $(wildcard common/*.h) $(wildcard */*.h) $(wildcard */*.cuh) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
 

@@ -20,8 +20,8 @@ int dtype_parse(const char *s, dtype_t *out)
 
 size_t dtype_size(dtype_t t) { return t == DTYPE_FP32 ? 4 : 2; }
 
-/* bf16 keeps 8 significant bits, so one output rounding alone is up to 2^-9 relative;
- * fp16 keeps 11 (2^-12); fp32 results differ from the double reference by accumulation
+/* bf16 keeps 8 significant bits, so one output rounding alone is up to 2^-8 relative;
+ * fp16 keeps 11 (2^-11); fp32 results differ from the double reference by accumulation
  * order only. The bounds leave room for a few roundings, and catch any real bug (a wrong
  * index or an unwritten element gives errors of order 1). */
 double dtype_tolerance(dtype_t t)

@@ -1,0 +1,257 @@
+/* mlp.c (03_simple_mlp): the GeGLU MLP's setup, its eager forward, and its correctness check.
+ * main.c runs and reports it; 04_fused_mlp links this file for its own variants. */
+#include "mlp.h"
+
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "cli.h"
+#include "gpu.h"
+#include "prof.h"
+#include "ref.h"
+#include "ref_mlp.h"
+
+const char *const mlp_op_names[MLP_N_OPS] = {"gate_proj", "up_proj", "gelu", "mul", "down_proj"};
+
+/* ---- setup ------------------------------------------------------------------------------ */
+
+static size_t add_sz(size_t a, size_t b, const char *what)
+{
+    if (a > SIZE_MAX - b) {
+        fprintf(stderr, "error: %s overflows\n", what);
+        exit(EXIT_BAD_INPUT);
+    }
+    return a + b;
+}
+
+static void *host_alloc(size_t bytes)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) {
+        fprintf(stderr, "error: out of host memory (%.2f GB for the MLP's host copies)\n", (double)bytes / 1e9);
+        exit(EXIT_BAD_INPUT);
+    }
+    return p;
+}
+
+/* Draws n values uniform in [-bound, bound), rounds them to the storage type in place (the host
+ * copy then holds exactly what the GPU holds) and uploads them. */
+static void fill_and_upload(rng_t *rng, dtype_t t, float *host, void *dev, size_t n, float bound, void *staging)
+{
+    fill_uniform(rng, host, n, -bound, bound);
+    dtype_round_and_pack(t, host, staging, n);
+    CUDA_CHECK(cudaMemcpy(dev, staging, n * dtype_size(t), cudaMemcpyHostToDevice));
+}
+
+void mlp_setup(mlp_t *m, dtype_t t, size_t tokens, size_t dim, size_t hidden, uint64_t seed)
+{
+    *m = (mlp_t){.dtype = t, .tokens = tokens, .dim = dim, .hidden = hidden};
+    if (tokens == 0 || dim == 0 || hidden == 0) {
+        fprintf(stderr, "error: the MLP needs at least 1 token, dim >= 1 and hidden >= 1 (got %zu, %zu, %zu)\n",
+                tokens, dim, hidden);
+        exit(EXIT_BAD_INPUT);
+    }
+    if (tokens > INT_MAX || dim > INT_MAX || hidden > INT_MAX) { /* cuBLAS takes int dimensions */
+        fprintf(stderr, "error: tokens %zu, dim %zu, hidden %zu: cuBLAS takes dimensions up to %d\n",
+                tokens, dim, hidden, INT_MAX);
+        exit(EXIT_BAD_INPUT);
+    }
+    size_t e = dtype_size(t);
+    size_t n_x = cli_mul(tokens, dim, "tokens x dim");
+    size_t n_w = cli_mul(dim, hidden, "dim x hidden");
+    size_t n_h = cli_mul(tokens, hidden, "tokens x hidden");
+    /* x and y, three weights, four intermediates; plus the two plans' 32 MB cuBLASLt workspaces */
+    size_t elems = add_sz(add_sz(cli_mul(n_x, 2, "x and y"), cli_mul(n_w, 3, "the weights"), "the MLP's size"),
+                          cli_mul(n_h, 4, "the intermediates"), "the MLP's size");
+    gpu_require_fits(add_sz(cli_mul(elems, e, "the MLP's bytes"), 64u << 20, "the MLP's bytes"),
+                     "x, the three weights, gate, up, h, m and y");
+    size_t host_floats = add_sz(n_x, cli_mul(n_w, 3, "the weights"), "the host copies");
+    cli_mul(host_floats, sizeof(float), "the host copies");
+
+    CUDA_CHECK(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
+    void **big[] = {&m->gate, &m->up, &m->h, &m->m};
+    for (int i = 0; i < 4; i++) CUDA_CHECK(cudaMalloc(big[i], n_h * e));
+    CUDA_CHECK(cudaMalloc(&m->x, n_x * e));
+    CUDA_CHECK(cudaMalloc(&m->y, n_x * e));
+    void **w[] = {&m->wg, &m->wu, &m->wd};
+    for (int i = 0; i < 3; i++) CUDA_CHECK(cudaMalloc(w[i], n_w * e));
+
+    m->hx = host_alloc(n_x * sizeof(float));
+    m->hwg = host_alloc(n_w * sizeof(float));
+    m->hwu = host_alloc(n_w * sizeof(float));
+    m->hwd = host_alloc(n_w * sizeof(float));
+    void *staging = host_alloc((n_x > n_w ? n_x : n_w) * e);
+
+    /* nn.Linear's default init: uniform in +-1/sqrt(fan_in); fan_in is dim for Wg and Wu, hidden
+     * for Wd. Random data, never zeros: zeros hide unwritten outputs and can even run faster. */
+    rng_t rng = rng_seed(seed);
+    float bound_in = (float)(1.0 / sqrt((double)dim)), bound_down = (float)(1.0 / sqrt((double)hidden));
+    fill_and_upload(&rng, t, m->hx, m->x, n_x, 1.0f, staging);
+    fill_and_upload(&rng, t, m->hwg, m->wg, n_w, bound_in, staging);
+    fill_and_upload(&rng, t, m->hwu, m->wu, n_w, bound_in, staging);
+    fill_and_upload(&rng, t, m->hwd, m->wd, n_w, bound_down, staging);
+    free(staging);
+}
+
+void mlp_free(mlp_t *m)
+{
+    void *dev[] = {m->x, m->wg, m->wu, m->wd, m->gate, m->up, m->h, m->m, m->y};
+    for (int i = 0; i < 9; i++) CUDA_CHECK(cudaFree(dev[i]));
+    if (m->planned) {
+        lt_plan_free(&m->plan_in);
+        lt_plan_free(&m->plan_down);
+        CUBLASLT_CHECK(cublasLtDestroy(m->lt));
+    }
+    if (m->blas) CUBLAS_CHECK(cublasDestroy(m->blas));
+    if (m->stream) CUDA_CHECK(cudaStreamDestroy(m->stream));
+    free(m->hx);
+    free(m->hwg);
+    free(m->hwu);
+    free(m->hwd);
+    *m = (mlp_t){0};
+}
+
+/* ---- the forward ------------------------------------------------------------------------ */
+
+/* The handle, then one plan per GEMM shape: descriptors, the heuristic query that picks the
+ * kernel, a workspace. Once: every later call goes straight to the launch. (cublasGemmEx, the
+ * classic API, makes that choice inside every call, and at a few tokens that CPU time is most
+ * of the forward.) */
+static void plan_gemms(mlp_t *m)
+{
+    size_t M = m->tokens, D = m->dim, H = m->hidden;
+    CUBLASLT_CHECK(cublasLtCreate(&m->lt));
+    /* w_kn = 0: y[M, N] = x[M, K] . W^T with W stored [N, K], read through the transpose flag
+     * instead of a transposed copy (02_linear shows why that costs nothing) */
+    if (lt_plan_init(&m->plan_in, m->lt, m->dtype, 0, M, H, D, 1, CUBLASLT_EPILOGUE_DEFAULT, NULL) != 0 ||
+        lt_plan_init(&m->plan_down, m->lt, m->dtype, 0, M, D, H, 1, CUBLASLT_EPILOGUE_DEFAULT, NULL) != 0)
+        exit(EXIT_BAD_INPUT);
+    m->planned = 1;
+}
+
+void mlp_run_op(mlp_t *m, mlp_op op)
+{
+    size_t n = m->tokens * m->hidden;
+    if (op != MLP_GELU && op != MLP_MUL && !m->planned) plan_gemms(m);
+    switch (op) {
+    case MLP_GATE: lt_plan_run(&m->plan_in, 1.0f, m->x, m->wg, 0.0f, m->gate, m->gate, m->stream); break;
+    case MLP_UP: lt_plan_run(&m->plan_in, 1.0f, m->x, m->wu, 0.0f, m->up, m->up, m->stream); break;
+    case MLP_GELU:
+        launch_gelu_tanh(m->dtype, m->gate, m->h, n, m->stream);
+        LAUNCH_CHECK();
+        break;
+    case MLP_MUL:
+        launch_mul(m->dtype, m->h, m->up, m->m, n, m->stream);
+        LAUNCH_CHECK();
+        break;
+    default: lt_plan_run(&m->plan_down, 1.0f, m->m, m->wd, 0.0f, m->y, m->y, m->stream); break;
+    }
+}
+
+/* PyTorch eager, op by op: each result goes to device memory and the next op reads it back. */
+void mlp_forward_eager(mlp_t *m)
+{
+    prof_range_push("mlp_fwd");
+    for (int op = 0; op < MLP_N_OPS; op++) {
+        prof_range_push(mlp_op_names[op]);
+        mlp_run_op(m, (mlp_op)op);
+        prof_range_pop();
+    }
+    prof_range_pop();
+}
+
+/* ---- correctness ------------------------------------------------------------------------ */
+
+/* The reference is computed in double with no intermediate rounding; the eager GPU forward
+ * rounds five times in a row: gate and up (to the storage type), h, m, then y, each within the
+ * unit roundoff u (bf16 2^-8, fp16 2^-11). GELU passes gate's error on times its condition
+ * number |x gelu'(x) / gelu(x)|, at most 1.3 for |x| <= 1, where nn.Linear's init keeps almost
+ * every gate value. So one output can be off by (1.3 + 4) u = 5.3 u relative to the size of the
+ * terms summed into it (ref_mlp_error measures against that size, so cancellation in the sum
+ * does not inflate it). At the smallest shapes (hidden = 1: nothing averages out) the error can
+ * come near that bound: above dtype_tolerance's 1e-2 = 2.6 u for bf16. At large shapes the
+ * roundings are independent and average out: about 1 u in bf16 at the article's shape (a CPU
+ * emulation of the eager roundings; over 3000 seeds per shape, from 1x1x1 to 100x100x100, its
+ * largest error was 3.7 u). We allow 8 u: a wrong index or a missing tail still gives errors of
+ * order 1, and NaN poisoning catches unwritten elements. fp32 differs from the reference by
+ * accumulation order and tanhf only, so dtype_tolerance holds there, and is tight enough to
+ * catch a wrong GELU formula (erf instead of tanh changes y by about 1e-4). */
+double mlp_tolerance(dtype_t t)
+{
+    switch (t) {
+    case DTYPE_BF16: return 8.0 / 256.0;
+    case DTYPE_FP16: return 8.0 / 2048.0;
+    default: return dtype_tolerance(t);
+    }
+}
+
+/* The storage type's smallest normal value: below it, rounding errors are absolute. */
+static double smallest_normal(dtype_t t)
+{
+    return t == DTYPE_FP16 ? 6.103515625e-05 : (double)FLT_MIN; /* bf16 has fp32's exponent */
+}
+
+static void reference(const mlp_t *m, size_t row0, size_t rows, double *out, double *scale)
+{
+    if (ref_geglu_mlp_rows(m->hx, m->hwg, m->hwu, m->hwd, m->dim, m->hidden, row0, rows, out,
+                           scale, smallest_normal(m->dtype)) != 0) {
+        fprintf(stderr, "error: out of host memory for the reference\n");
+        exit(EXIT_BAD_INPUT);
+    }
+}
+
+void mlp_reference_rows(const mlp_t *m, size_t row0, size_t rows, double *out)
+{
+    reference(m, row0, rows, out, NULL);
+}
+
+double mlp_check(mlp_t *m, void (*forward)(void *ctx), void *ctx)
+{
+    size_t M = m->tokens, D = m->dim, e = dtype_size(m->dtype);
+    size_t n_h = M * m->hidden;
+    void *poisoned[] = {m->gate, m->up, m->h, m->m};
+    for (int i = 0; i < 4; i++) /* all-ones bits: NaN in every dtype */
+        CUDA_CHECK(cudaMemsetAsync(poisoned[i], 0xFF, n_h * e, m->stream));
+    CUDA_CHECK(cudaMemsetAsync(m->y, 0xFF, M * D * e, m->stream));
+    CUDA_CHECK(cudaStreamSynchronize(m->stream));
+    forward(ctx);
+    CUDA_CHECK(cudaDeviceSynchronize());
+
+    /* A row of the reference costs 3 * dim * hidden multiply-adds: every row while the whole
+     * output costs at most 2^27 (a fraction of a second), else 16 rows spread from the first to
+     * the last, fewer if even those would take more than about 2^31. */
+    double row_cost = 3.0 * (double)D * (double)m->hidden;
+    int every_row = (double)M * row_cost <= (double)(1u << 27);
+    size_t rows = every_row ? M : (M < 16 ? M : 16);
+    if (!every_row && (double)rows * row_cost > 2147483648.0) {
+        rows = (size_t)(2147483648.0 / row_cost);
+        if (rows < 2) rows = M < 2 ? M : 2;
+    }
+
+    float *got = host_alloc(rows * D * sizeof *got);
+    double *want = host_alloc(rows * D * sizeof *want);
+    double *scale = host_alloc(rows * D * sizeof *scale);
+    void *bits = host_alloc((every_row ? M : 1) * D * e);
+    if (every_row) {
+        CUDA_CHECK(cudaMemcpy(bits, m->y, M * D * e, cudaMemcpyDeviceToHost));
+        dtype_unpack(m->dtype, bits, got, M * D);
+        reference(m, 0, M, want, scale);
+    } else {
+        for (size_t r = 0; r < rows; r++) {
+            size_t row = rows == 1 ? 0 : r * (M - 1) / (rows - 1);
+            CUDA_CHECK(cudaMemcpy(bits, (char *)m->y + row * D * e, D * e, cudaMemcpyDeviceToHost));
+            dtype_unpack(m->dtype, bits, got + r * D, D);
+            reference(m, row, 1, want + r * D, scale + r * D);
+        }
+    }
+    double err = ref_mlp_error(got, want, scale, rows * D);
+    free(got);
+    free(want);
+    free(scale);
+    free(bits);
+    return err;
+}

@@ -1,0 +1,41 @@
+/* kernels.h (04_fused_mlp): our kernels of the fusion ladder, besides the custom GEMM
+ * (gemm_geglu.h). All launchers enqueue on `stream` and return at once.
+ */
+#ifndef FUSED_MLP_KERNELS_H
+#define FUSED_MLP_KERNELS_H
+
+#include <stddef.h>
+
+#include <cuda_runtime.h>
+
+#include "dtype.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The fused GeGLU, rungs fused_geglu and merged: one kernel, reading gate and up once and writing
+ * m once (h never exists):
+ *   m[r * cols + c] = gelu_tanh(gate[r * ld + c]) * up[r * ld + c],  r < rows, c < cols.
+ * Separate buffers (fused_geglu): rows = 1, cols = M * hidden (ld unused): one flat array.
+ * Concatenated halves (merged): gate = gu, up = gu + hidden, ld = 2 * hidden, rows = M,
+ * cols = hidden: the two halves of each row of the merged GEMM's output. */
+void launch_geglu(dtype_t t, const void *gate, const void *up, size_t ld, void *m, size_t rows,
+                  size_t cols, cudaStream_t stream);
+
+/* The decode rung: weight-streaming kernels for a few tokens (see kernels.cu).
+ *   launch_decode_gate_up:  m[t, j] = gelu(x_t . Wg_j) * (x_t . Wu_j)   m is [tokens, hidden]
+ *   launch_decode_down:     y[t, d] = m_t . Wd_d                       y is [tokens, dim]
+ * decode_supported says whether they take this problem; when not, `why` gets one line. */
+enum { DECODE_MAX_TOKENS = 16 };
+int decode_supported(dtype_t t, size_t tokens, size_t dim, size_t hidden, char *why, size_t why_len);
+void launch_decode_gate_up(dtype_t t, const void *x, const void *wg, const void *wu, void *m,
+                           size_t tokens, size_t dim, size_t hidden, cudaStream_t stream);
+void launch_decode_down(dtype_t t, const void *m, const void *wd, void *y, size_t tokens,
+                        size_t hidden, size_t dim, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

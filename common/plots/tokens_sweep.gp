@@ -1,0 +1,29 @@
+# Time per forward against the number of tokens (batch x seq), from a --sweep CSV
+# (tokens,cpu_us,gpu_us,back_to_back_us,...): CPU dispatch per forward, GPU time per forward,
+# and forwards issued back to back. Below the crossing the GPU waits for the CPU
+# (overhead-bound); above it the CPU waits for the GPU (compute-bound).
+# usage: gnuplot -e "csv='sweep.csv'; png='sweep.png'; title='...'" tokens_sweep.gp
+set datafile separator ","
+set terminal pngcairo size 900,550 font "sans,10"
+set output png
+set title title noenhanced
+set xlabel "tokens per forward (batch x seq)"
+set ylabel "microseconds per forward"
+set logscale xy 2
+set format y "%g"
+set grid
+set key left top
+# the crossing: first token count where the GPU time passes the CPU dispatch time, interpolated in log
+cross = -1
+prev_x = 0; prev_diff = 0
+f(x, d) = (cross < 0 && prev_x > 0 && prev_diff < 0 && d >= 0) ? \
+          (cross = exp(log(prev_x) + (log(x) - log(prev_x)) * (-prev_diff) / (d - prev_diff)), 0) : 0
+g(x, d) = (prev_x = x, prev_diff = d, 0)
+stats csv using (f($1, log($3) - log($2)) + g($1, log($3) - log($2))) skip 1 nooutput
+if (cross > 0) {
+    set arrow from cross, graph 0 to cross, graph 1 nohead dt 2 lc rgb "#555555"
+    set label sprintf("crossover near %.0f tokens", cross) at cross, graph 0.95 offset 1,0 noenhanced
+}
+plot csv using 1:2 skip 1 with linespoints pt 7 lc rgb "#d62728" title "CPU dispatch per forward", \
+     ''  using 1:3 skip 1 with linespoints pt 7 lc rgb "#1f77b4" title "GPU time per forward", \
+     ''  using 1:4 skip 1 with linespoints pt 5 lc rgb "#2ca02c" title "back to back (per forward)"

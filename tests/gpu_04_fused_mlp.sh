@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# GPU tests of 04_fused_mlp: every rung, every dtype, at shapes that leave tails everywhere (token
+# counts, dim and hidden that are not multiples of any tile or vector width), and the decode
+# shapes; each checked by the program itself against the CPU reference in double (outputs
+# poisoned with NaN first; exit 1 on a failed check). A rung that cannot take a shape (epilogue:
+# fp32 or dim not a multiple of 8; decode: more than 16 tokens) says so in one line: SKIP.
+# Without a usable GPU each case is reported as SKIP with the reason the program gave.
+set -u
+cd "$(dirname "$0")/.."
+stage=04_fused_mlp
+[ -x "bin/$stage" ] || { echo "SKIP $stage: bin/$stage not built (make $stage)"; exit 0; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# case_ ARGS...: one PASS/FAIL/SKIP line
+case_() {
+    local label="$stage $*"
+    "bin/$stage" "$@" --wait 0 --warmup-steps 0 --steps 2 --no-trace --no-plot --out "$tmp/out" >"$tmp/log" 2>"$tmp/err"
+    local rc=$?
+    local checks
+    checks=$(grep -c 'check: .*PASS' "$tmp/log")
+    if [ "$rc" -eq 2 ]; then
+        echo "SKIP $label: $(grep -m1 waived "$tmp/log")"
+    elif [ "$rc" -eq 1 ] && grep -q "is not available here" "$tmp/err"; then
+        echo "SKIP $label: $(head -1 "$tmp/err")"
+    elif [ "$rc" -ne 0 ]; then
+        echo "FAIL $label: exit $rc"; grep -hE "check|error" "$tmp/log" "$tmp/err" | head -5 | sed 's/^/  /'
+    elif grep -q 'check: .*FAIL' "$tmp/log"; then
+        echo "FAIL $label: a check failed"; grep 'check: .*FAIL' "$tmp/log" | head -3 | sed 's/^/  /'
+    elif [ "$checks" -lt 1 ]; then
+        echo "FAIL $label: no passing check in the output"
+    else
+        echo "PASS $label ($checks checks)"
+    fi
+}
+
+# No usable GPU: one SKIP line with the program's reason, not one per case.
+"bin/$stage" --variant eager --batch 1 --seq 1 --dim 8 --hidden 8 --wait 0 --warmup-steps 0 --steps 1 \
+    --no-trace --no-plot --out "$tmp/out" >"$tmp/log" 2>&1
+if [ $? -eq 2 ]; then
+    echo "SKIP $stage (every case): $(grep -m1 waived "$tmp/log")"
+    exit 0
+fi
+
+shapes=(
+    "--batch 1 --seq 3 --dim 24 --hidden 40"
+    "--batch 1 --seq 17 --dim 72 --hidden 130"
+    "--batch 2 --seq 50 --dim 264 --hidden 257"
+    "--batch 1 --seq 5 --dim 30 --hidden 50"
+    "--batch 3 --seq 129 --dim 520 --hidden 1000"
+    "--batch 1 --seq 1 --dim 768 --hidden 3072"
+    "--batch 1 --seq 8 --dim 768 --hidden 3072"
+    "--batch 1 --seq 16 --dim 64 --hidden 4096"
+)
+for dtype in bf16 fp16 fp32; do
+    for shape in "${shapes[@]}"; do
+        for variant in eager fused_geglu merged epilogue graph decode; do
+            # shellcheck disable=SC2086
+            case_ --variant "$variant" --dtype "$dtype" $shape
+        done
+    done
+    # the whole ladder in one run: the table, rungs skipped where they do not apply
+    case_ --dtype "$dtype" --batch 2 --seq 50 --dim 264 --hidden 257
+done
+# the article's shape and the LLaMA-7B-sized one, bf16, whole ladder (checked on sampled rows)
+case_ --batch 64 --seq 128 --dim 768 --hidden 3072
+case_ --batch 64 --seq 512 --dim 4096 --hidden 11008
+
+# --sweep at small widths: every rung over 1..32768 tokens, each checked; the winners listed
+"bin/$stage" --sweep --dim 264 --hidden 257 --no-plot --out "$tmp/out" >"$tmp/log" 2>&1
+rc=$?
+if [ "$rc" -eq 2 ]; then
+    echo "SKIP $stage --sweep: $(grep -m1 waived "$tmp/log")"
+elif [ "$rc" -ne 0 ] || ! grep -q "fastest rung by token count" "$tmp/log" ||
+     [ "$(wc -l <"$tmp/out/sweep_264_257_bf16.csv" 2>/dev/null || echo 0)" -ne 17 ]; then
+    echo "FAIL $stage --sweep: exit $rc"; grep -hE "check|error" "$tmp/log" | head -5 | sed 's/^/  /'
+else
+    echo "PASS $stage --sweep (16 token counts, winners reported)"
+fi
