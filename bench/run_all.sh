@@ -30,45 +30,43 @@ part() {  # part NAME COMMAND...: runs, logs to OUTDIR/NAME.log, keeps going on 
 } >"$out/env.txt"
 cat "$out/env.txt"
 
-if want tests; then
-    part tests tests/run_tests.sh bin/tests/* tests/gpu_*.sh -- $(for s in 0*/; do [ -x "bin/${s%/}" ] && echo "${s%/}"; done)
-    tail -1 "$out/tests.log"
-fi
 want ceilings && part ceilings bin/ceilings
 
 o=$out/traces
+# Each part has a time limit (LIMIT seconds, default 120) so one slow part cannot eat the rest.
+lim=${LIMIT:-120}
 if want 01 && [ -x bin/01_matmul_add ]; then
-    s="bin/01_matmul_add --out $o/01_matmul_add"
-    part 01 $s                                   # the article's first run: size 64, cold, eager
-    part 01 $s --variant all                     # eager vs addmm vs fused at 64
-    part 01 $s --warmup 5                        # warm first step
-    part 01 $s --size 4096 --variant all         # compute-bound; fused vs addmm vs eager
-    part 01 $s --size 4096 --steps 30 --no-trace # the same kernel's spread over 30 steps
-    part 01 $s --size 64 --steps 30 --no-trace --variant all
-    part 01 $s --size 64 --batched 8 --variant eager   # the bmm detour
+    s="timeout $lim bin/01_matmul_add --out $o/01_matmul_add"
+    part 01 $s --variant all                                # size 64: overhead-bound, traces
+    part 01 $s --size 4096 --variant all                    # compute-bound; fused vs addmm vs eager
+    part 01 $s --warmup 5 --no-trace                        # a warm first step
+    part 01 $s --size 4096 --steps 30 --no-trace            # the same kernel over 30 steps
+    part 01 $s --batched 8 --no-trace                       # the bmm detour
     part 01 $s --sweep --variant eager
     part 01 $s --sweep --variant fused
 fi
 if want 02 && [ -x bin/02_linear ]; then
-    s="bin/02_linear --out $o/02_linear"
+    s="timeout $lim bin/02_linear --out $o/02_linear"
     part 02 $s --variant all
-    part 02 $s --variant all --steps 30 --no-trace
-    part 02 $s --batch 8192 --in_dim 4096 --out_dim 4096 --variant all --steps 20
+    part 02 $s --batch 8192 --in_dim 4096 --out_dim 4096 --variant all --steps 20 --no-trace
     part 02 $s --sweep --variant epilogue
 fi
 if want 03 && [ -x bin/03_simple_mlp ]; then
-    s="bin/03_simple_mlp --out $o/03_simple_mlp"
+    s="timeout $lim bin/03_simple_mlp --out $o/03_simple_mlp"
     part 03 $s
-    part 03 $s --steps 30 --no-trace
     part 03 $s --batch 1 --seq 8 --steps 30
     part 03 $s --sweep
 fi
 if want 04 && [ -x bin/04_fused_mlp ]; then
-    s="bin/04_fused_mlp --out $o/04_fused_mlp"
+    s="timeout $lim bin/04_fused_mlp --out $o/04_fused_mlp"
     part 04 $s --steps 20
     part 04 $s --batch 1 --seq 8 --steps 20
     part 04 $s --batch 64 --seq 512 --dim 4096 --hidden 11008 --steps 5 --no-trace
     part 04 $s --sweep --no-trace
+fi
+if want tests; then
+    part tests timeout $((lim * 2)) tests/run_tests.sh bin/tests/* tests/gpu_*.sh -- $(for s in 0*/; do [ -x "bin/${s%/}" ] && echo "${s%/}"; done)
+    tail -1 "$out/tests.log"
 fi
 if want sanitize && command -v compute-sanitizer >/dev/null; then
     for tool in memcheck racecheck initcheck synccheck; do
