@@ -373,7 +373,7 @@ typedef struct {
 
 static void tag_of(char *tag, size_t len, const mlp_t *m, long long batch, long long seq, const common_args *a, int rung)
 {
-    snprintf(tag, len, "%lldx%lld_%zu_%zu_%s_%s_%s", batch, seq, m->dim, m->hidden, dtype_name(m->dtype),
+    snprintf(tag, len, "%lldx%lld_%zux%zu_%s_%s_%s", batch, seq, m->dim, m->hidden, dtype_name(m->dtype),
              a->sched.warmup > 0 ? "warm" : "cold", variants[rung]);
 }
 
@@ -464,7 +464,7 @@ static void ladder_table(const model_t *md, const rung_result *r, const char ski
     printf("\n%-12s %7s %10s %10s %10s %8s %10s %8s %10s\n", "rung", "kernels", "HBM MB", "fwd_us", "step_us",
            "TFLOP/s", "% floor", "vs eager", "rel_err");
     char csv[600], png[600], title[400], tmp[700];
-    snprintf(csv, sizeof csv, "%s/ladder_%lldx%lld_%zu_%zu_%s.csv", a->out_dir, batch, seq, m->dim, m->hidden,
+    snprintf(csv, sizeof csv, "%s/ladder_%lldx%lld_%zux%zu_%s.csv", a->out_dir, batch, seq, m->dim, m->hidden,
              dtype_name(m->dtype));
     snprintf(png, sizeof png, "%.*s.png", (int)(strlen(csv) - 4), csv);
     snprintf(title, sizeof title, "GeGLU MLP ladder, %zu tokens, %zu -> %zu, %s, %s", m->tokens, m->dim,
@@ -519,8 +519,8 @@ static void print_wins(const int *winner, const size_t *tokens, int n, int first
 static int run_sweep(const common_args *a, int first, int last, size_t dim, size_t hidden, const gpu_info *g)
 {
     char csv[600], png[600], title[400], tmp[700];
-    snprintf(csv, sizeof csv, "%s/sweep_%zu_%zu_%s.csv", a->out_dir, dim, hidden, dtype_name(a->dtype));
-    snprintf(png, sizeof png, "%s/sweep_%zu_%zu_%s.png", a->out_dir, dim, hidden, dtype_name(a->dtype));
+    snprintf(csv, sizeof csv, "%s/sweep_%zux%zu_%s.csv", a->out_dir, dim, hidden, dtype_name(a->dtype));
+    snprintf(png, sizeof png, "%s/sweep_%zux%zu_%s.png", a->out_dir, dim, hidden, dtype_name(a->dtype));
     snprintf(title, sizeof title, "GeGLU MLP %zu -> %zu, %s, %s: time per forward, back to back", dim, hidden,
              dtype_name(a->dtype), g->prop.name);
     FILE *f = out_open(csv, tmp, sizeof tmp);
