@@ -44,6 +44,7 @@ static int run_case(int op, dtype_t t, size_t n, size_t in_off, size_t out_off)
     void *da, *db, *dout;
     if (!a || !b || !got || !bits || !raw) {
         snprintf(why, sizeof why, "out of host memory");
+        free(a), free(b), free(got), free(bits), free(raw);
         return 1;
     }
     rng_t rng = rng_seed(1000 + n);
@@ -52,6 +53,7 @@ static int run_case(int op, dtype_t t, size_t n, size_t in_off, size_t out_off)
     if (cudaMalloc(&da, (in_off + n) * e) != cudaSuccess || cudaMalloc(&db, (in_off + n) * e) != cudaSuccess ||
         cudaMalloc(&dout, out_len * e) != cudaSuccess) {
         snprintf(why, sizeof why, "cudaMalloc failed for n = %zu", n);
+        free(a), free(b), free(got), free(bits), free(raw);
         return 1;
     }
     char *pa = (char *)da + in_off * e, *pb = (char *)db + in_off * e, *pout = (char *)dout + out_off * e;

@@ -12,7 +12,10 @@ static const stage_opt opts[] = {
 };
 static const stage_spec spec = {"test_stage", "a test", variants, variant_help, opts, 2};
 
-/* Parses a NULL-terminated list of arguments; err receives the message. */
+/* The end of an argument list: a typed null pointer, as variadic functions need. */
+#define END ((const char *)NULL)
+
+/* Parses an END-terminated list of arguments; err receives the message. */
 static int parse(common_args *a, char *err, const char *first, ...)
 {
     char *argv[32] = {"prog"};
@@ -49,21 +52,21 @@ static int test_good_flags(void)
     char err[256];
     EXPECT(parse(&a, err, "--size", "4096", "--variant", "fused", "--dtype", "fp16", "--steps", "100",
                  "--warmup", "5", "--wait=0", "--warmup-steps", "0", "--seed", "18446744073709551615",
-                 "--no-trace", "--no-plot", "--sweep", "--out", "x/y", "--batch=8", "--dump", "d", NULL) == CLI_OK, "%s", err);
+                 "--no-trace", "--no-plot", "--sweep", "--out", "x/y", "--batch=8", "--dump", "d", END) == CLI_OK, "%s", err);
     EXPECT(strcmp(a.dump_dir, "d") == 0, "dump dir %s", a.dump_dir);
     EXPECT(size_v == 4096 && batch_v == 8, "%lld %lld", size_v, batch_v);
     EXPECT(strcmp(a.variant, "fused") == 0 && a.dtype == DTYPE_FP16, "variant/dtype");
     EXPECT(a.sched.active == 100 && a.sched.warmup == 5 && a.sched.wait == 0 && a.sched.warmup_steps == 0, "schedule");
     EXPECT(a.seed == 18446744073709551615ull, "seed");
     EXPECT(!a.trace && !a.plot && a.sweep && strcmp(a.out_dir, "x/y") == 0, "switches");
-    EXPECT(parse(&a, err, "--variant", "all", NULL) == CLI_OK, "all is a variant: %s", err);
+    EXPECT(parse(&a, err, "--variant", "all", END) == CLI_OK, "all is a variant: %s", err);
     return 0;
 }
 
 /* Each bad command line must fail with a message containing `needle`. */
 #define EXPECT_BAD(needle, ...)                                                              \
     do {                                                                                     \
-        EXPECT(parse(&a, err, __VA_ARGS__, NULL) == CLI_ERROR, "accepted: " #__VA_ARGS__);  \
+        EXPECT(parse(&a, err, __VA_ARGS__, END) == CLI_ERROR, "accepted: " #__VA_ARGS__);  \
         EXPECT(strstr(err, needle) != NULL, "message '%s' lacks '%s'", err, needle);        \
         EXPECT(strchr(err, '\n') == NULL, "message is not one line: %s", err);               \
     } while (0)
@@ -107,7 +110,7 @@ static int test_help(void)
     fflush(stdout);
     FILE *saved = stdout;
     stdout = fopen("/dev/null", "w");
-    int rc = parse(&a, err, "--help", NULL);
+    int rc = parse(&a, err, "--help", END);
     fclose(stdout);
     stdout = saved;
     EXPECT(rc == CLI_HELP, "rc %d", rc);
