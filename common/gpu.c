@@ -6,8 +6,8 @@
 
 #include "check.h"
 
-/* Measured with this repository's own runs (see docs/01_matmul_add.md, "Ceilings"): an
- * 8192^3 bf16 GEMM through cuBLAS on random data, and a 4 GB device-to-device copy. */
+/* Measured on each GPU model (docs/01_matmul_add.md, "Ceilings"; bin/ceilings measures yours):
+ * an 8192^3 bf16 GEMM through cuBLAS on random data, and a large device-to-device copy. */
 static const struct {
     const char *name;
     double gemm_tflops_16bit, copy_gbps;
