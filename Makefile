@@ -43,7 +43,7 @@ COMMON_C := $(wildcard common/*.c)
 COMMON_CU := $(wildcard common/*.cu)
 COMMON_OBJ := $(COMMON_C:%.c=$(BUILD)/%.o) $(COMMON_CU:%.cu=$(BUILD)/%.cu.o)
 
-.PHONY: all test test-cpu clean ceilings $(STAGES)
+.PHONY: all test test-cpu clean ceilings fuzz $(STAGES)
 .DEFAULT_GOAL := all
 # keep object files of tests between runs
 .SECONDARY:
@@ -109,6 +109,13 @@ test: $(CPU_TESTS) $(GPU_TESTS) $(addprefix bin/,$(BUILT_STAGES))
 
 test-cpu: $(CPU_TESTS)
 	@tests/run_tests.sh $(CPU_TESTS) --
+
+# The flag parser under libFuzzer (clang, with ASan and UBSan): make fuzz && bin/fuzz_cli -max_total_time=60
+FUZZ_CC ?= clang
+FUZZ_FLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Icommon -fsanitize=fuzzer,address,undefined
+fuzz: bin/fuzz_cli
+bin/fuzz_cli: tests/fuzz_cli.c common/cli.c common/dtype.c common/cli.h common/dtype.h | bin
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz_cli.c common/cli.c common/dtype.c
 
 clean:
 	rm -rf $(BUILD) bin .last_stage

@@ -36,12 +36,16 @@ static const struct option shared_opts[] = {
 #define MAX_STAGE_OPTS 16
 #define MAX_STEPS 100000
 
+/* The message quotes what the user typed: control characters in it become '?', so the
+ * message stays one line whatever the input. */
 static void set_err(char *err, size_t len, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(err, len, fmt, ap);
     va_end(ap);
+    for (char *p = err; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7F) *p = '?';
 }
 
 /* Accepts only plain decimal digits: no sign, no spaces, no hex, no trailing text. */

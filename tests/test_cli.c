@@ -100,6 +100,8 @@ static int test_bad_flags(void)
     EXPECT_BAD("unexpected argument 'extra'", "extra");
     EXPECT_BAD("unexpected argument '64'", "--size", "8", "64");
     EXPECT_BAD("--out", "--out", "");
+    EXPECT_BAD("unexpected argument 'a?b'", "a\nb"); /* the message stays one line */
+    EXPECT_BAD("unknown variant 'x?'", "--variant", "x\033");
     return 0;
 }
 
