@@ -418,8 +418,8 @@ int main(int argc, char **argv)
     cli_mul(cli_mul((size_t)size, (size_t)size, "size x size"), (size_t)batch, "batch x size x size");
 
     gpu_info g;
+    if (out_mkdirs(a.out_dir) != 0) return EXIT_BAD_INPUT; /* every input checked before the GPU */
     gpu_require(&g, spec.stage);
-    if (out_mkdirs(a.out_dir) != 0) return EXIT_BAD_INPUT;
     if (!prof_is_trace_pass()) gpu_print(&g);
 
     int first = 0, last = 2;

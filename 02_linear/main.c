@@ -674,8 +674,8 @@ int main(int argc, char **argv)
     cli_mul(cli_mul((size_t)batch, (size_t)in_dim, "batch x in_dim"), (size_t)out_dim, "batch x in_dim x out_dim");
 
     gpu_info g;
+    if (out_mkdirs(a.out_dir) != 0) return EXIT_BAD_INPUT; /* every input checked before the GPU */
     gpu_require(&g, spec.stage);
-    if (out_mkdirs(a.out_dir) != 0) return EXIT_BAD_INPUT;
     if (!prof_is_trace_pass()) gpu_print(&g);
 
     int first = 0, last = N_VARIANTS - 1;

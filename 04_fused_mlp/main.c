@@ -601,8 +601,8 @@ int main(int argc, char **argv)
     size_t tokens = cli_mul((size_t)batch, (size_t)seq, "batch x seq");
 
     gpu_info g;
+    if (out_mkdirs(a.out_dir) != 0) return EXIT_BAD_INPUT; /* every input checked before the GPU */
     gpu_require(&g, spec.stage);
-    if (out_mkdirs(a.out_dir) != 0) return EXIT_BAD_INPUT;
     if (!prof_is_trace_pass()) gpu_print(&g);
 
     int first = EAGER, last = DECODE;

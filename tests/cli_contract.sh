@@ -39,6 +39,8 @@ expect overflow 1 "too large" --steps 99999999999999999999999
 expect bad-variant 1 "unknown variant" --variant nope
 expect bad-dtype 1 "unknown dtype" --dtype int8
 expect stray-argument 1 "unexpected argument" stray
+expect unwritable-out 1 "cannot create output directory" --out /dev/null/x
+expect control-chars 1 "unknown variant 'a?b'" --variant "$(printf 'a\nb')"
 
 # No GPU here: a valid command is waived (exit 2) with one line, never a crash.
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then

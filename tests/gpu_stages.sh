@@ -56,3 +56,17 @@ trace_case() {
 trace_case eager 2
 trace_case addmm 1
 trace_case fused 1
+
+# Shapes that cannot fit in device memory are refused before anything is allocated, with the
+# bytes needed and free (exit 1, one line).
+if [ -x bin/01_matmul_add ]; then
+    bin/01_matmul_add --size 32768 --batched 4096 --no-trace --no-plot --out "$tmp/big" >"$tmp/log" 2>&1
+    rc=$?
+    if [ "$rc" -eq 2 ]; then
+        echo "SKIP 01_matmul_add too-big: $(grep -m1 waived "$tmp/log")"
+    elif [ "$rc" -eq 1 ] && grep -q "GB of device memory" "$tmp/log" && [ "$(wc -l <"$tmp/log")" -le 2 ]; then
+        echo "PASS 01_matmul_add too-big: $(grep -m1 'device memory' "$tmp/log")"
+    else
+        echo "FAIL 01_matmul_add too-big: exit $rc: $(head -3 "$tmp/log")"
+    fi
+fi

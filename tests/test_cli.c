@@ -1,5 +1,8 @@
 /* CPU tests of the shared flag parser: good input parses, every bad input is refused with a
  * message naming the flag. */
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "cli.h"
 #include "harness.h"
 
@@ -123,6 +126,19 @@ static int test_mul(void)
 {
     EXPECT(cli_mul(3, 5, "x") == 15, "3 x 5");
     EXPECT(cli_mul(0, SIZE_MAX, "x") == 0, "0 x max");
+    EXPECT(cli_mul(SIZE_MAX / 2, 2, "x") == SIZE_MAX - 1, "the largest product that fits");
+    /* a product that overflows size_t: exit 1 with one line, in a child */
+    fflush(stdout);
+    pid_t pid = fork();
+    EXPECT(pid >= 0, "fork");
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stderr)) _exit(3);
+        cli_mul(SIZE_MAX / 2 + 1, 2, "x");
+        _exit(0); /* not reached when the overflow is caught */
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 1, "overflow must exit 1");
     return 0;
 }
 

@@ -1,6 +1,8 @@
 /* CPU tests of the step schedule's phases, the per-step CSV, and all-or-nothing file output. */
 #include <stdlib.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -92,6 +94,35 @@ static int test_not_a_directory(void)
     return 0;
 }
 
+static int test_interrupted_write(void)
+{
+    /* A run stopped by Ctrl-C in the middle of writing leaves no file under the final name:
+     * what a reader finds there is always complete. */
+    char dir[] = "/tmp/prof_int_XXXXXX";
+    EXPECT(mkdtemp(dir) != NULL, "mkdtemp");
+    char path[128];
+    snprintf(path, sizeof path, "%s/run.csv", dir);
+    pid_t pid = fork();
+    EXPECT(pid >= 0, "fork");
+    if (pid == 0) {
+        char tmp[256];
+        FILE *f = out_open(path, tmp, sizeof tmp);
+        if (!f) _exit(3);
+        fprintf(f, "step,phase,cpu_us,gpu_us,gated\n0,wait,");
+        fflush(f);
+        signal(SIGINT, SIG_DFL);
+        raise(SIGINT); /* the default action ends the process here */
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    EXPECT(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT, "the child died of SIGINT");
+    EXPECT(access(path, F_OK) != 0, "no half-written file under the final name");
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    EXPECT(system(cmd) == 0, "cleanup");
+    return 0;
+}
+
 int main(void)
 {
     TEST_RUN(test_phases);
@@ -99,5 +130,6 @@ int main(void)
     TEST_RUN(test_csv);
     TEST_RUN(test_unwritable);
     TEST_RUN(test_not_a_directory);
+    TEST_RUN(test_interrupted_write);
     TEST_EXIT();
 }
