@@ -43,7 +43,7 @@ COMMON_C := $(wildcard common/*.c)
 COMMON_CU := $(wildcard common/*.cu)
 COMMON_OBJ := $(COMMON_C:%.c=$(BUILD)/%.o) $(COMMON_CU:%.cu=$(BUILD)/%.cu.o)
 
-.PHONY: all test test-cpu clean ceilings fuzz $(STAGES)
+.PHONY: all test test-cpu sanitize clean ceilings fuzz $(STAGES)
 .DEFAULT_GOAL := all
 # keep object files of tests between runs
 .SECONDARY:
@@ -106,6 +106,11 @@ GPU_SCRIPTS := $(wildcard tests/gpu_*.sh)
 
 test: $(CPU_TESTS) $(GPU_TESTS) $(addprefix bin/,$(BUILT_STAGES))
 	@tests/run_tests.sh $(CPU_TESTS) $(GPU_TESTS) $(GPU_SCRIPTS) -- $(BUILT_STAGES)
+
+# Every stage and the GPU tests under compute-sanitizer (memcheck, racecheck, initcheck,
+# synccheck) at small, tail-heavy shapes; needs a GPU.
+sanitize: $(addprefix bin/,$(BUILT_STAGES)) $(GPU_TESTS)
+	@tests/sanitize.sh
 
 test-cpu: $(CPU_TESTS)
 	@tests/run_tests.sh $(CPU_TESTS) --
