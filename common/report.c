@@ -12,18 +12,15 @@ void report_steps(const prof_run *r)
                r->cpu_us[s], r->gpu_us[s],
                r->traced ? "" : r->gated[s] ? "" : "  (gpu_us includes CPU gaps: first step)");
     }
-    /* one line per phase: the cold first steps and the recorded ones differ by orders */
+    /* one line per early phase: cold first steps and recorded ones differ by orders; the
+     * phases are consecutive runs of steps, wait first */
+    int first = 0;
     for (phase_t p = PHASE_WAIT; p < PHASE_ACTIVE; p++) {
-        double cpu[64], gpu[64];
-        size_t n = 0;
-        for (int s = 0; s < r->n_steps && n < 64; s++) {
-            if (prof_phase(r, s) != p) continue;
-            cpu[n] = r->cpu_us[s];
-            gpu[n++] = r->gpu_us[s];
-        }
+        int n = p == PHASE_WAIT ? r->sched.wait : r->sched.warmup_steps;
         if (n)
-            printf("%-6s steps (%zu): cpu_us median %.2f, gpu_us median %.2f\n", prof_phase_name(p), n,
-                   stats_of(cpu, n).median, stats_of(gpu, n).median);
+            printf("%-6s steps (%d): cpu_us median %.2f, gpu_us median %.2f\n", prof_phase_name(p), n,
+                   stats_of(r->cpu_us + first, (size_t)n).median, stats_of(r->gpu_us + first, (size_t)n).median);
+        first += n;
     }
     stats_t c = prof_active_stats(r, 0), g = prof_active_stats(r, 1);
     printf("active steps (%zu): cpu_us median %.2f (min %.2f, mean %.2f, max %.2f, sd %.2f)\n", c.n,
