@@ -88,7 +88,9 @@ bin $(BUILD):
 
 # ---- tests ---------------------------------------------------------------------------
 # tests/test_*.c run on the CPU; tests/gpu_*.c need a GPU and report SKIP without one.
+# tests/test_*.py are CPU tests too (run by python3; tests/test_hta.py uses bin/tests/test_trace).
 CPU_TESTS := $(patsubst tests/%.c,bin/tests/%,$(wildcard tests/test_*.c))
+CPU_SCRIPTS := $(wildcard tests/test_*.py tests/test_*.sh)
 GPU_TESTS := $(patsubst tests/%.c,bin/tests/%,$(wildcard tests/gpu_*.c))
 
 bin/tests/test_%: $(BUILD)/tests/test_%.o $(COMMON_OBJ)
@@ -105,7 +107,7 @@ bin/tests/gpu_%: $(BUILD)/tests/gpu_%.o $(COMMON_OBJ) $(STAGE_LIB_OBJ)
 GPU_SCRIPTS := $(wildcard tests/gpu_*.sh)
 
 test: $(CPU_TESTS) $(GPU_TESTS) $(addprefix bin/,$(BUILT_STAGES))
-	@tests/run_tests.sh $(CPU_TESTS) $(GPU_TESTS) $(GPU_SCRIPTS) -- $(BUILT_STAGES)
+	@tests/run_tests.sh $(CPU_TESTS) $(CPU_SCRIPTS) $(GPU_TESTS) $(GPU_SCRIPTS) -- $(BUILT_STAGES)
 
 # Every stage and the GPU tests under compute-sanitizer (memcheck, racecheck, initcheck,
 # synccheck) at small, tail-heavy shapes; needs a GPU.
@@ -113,7 +115,7 @@ sanitize: $(addprefix bin/,$(BUILT_STAGES)) $(GPU_TESTS)
 	@tests/sanitize.sh
 
 test-cpu: $(CPU_TESTS)
-	@tests/run_tests.sh $(CPU_TESTS) --
+	@tests/run_tests.sh $(CPU_TESTS) $(CPU_SCRIPTS) --
 
 # The flag parser under libFuzzer (clang, with ASan and UBSan): make fuzz && bin/fuzz_cli -max_total_time=60
 FUZZ_CC ?= clang

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs test binaries and stage CLI checks, and ends with one line CI can read:
 #   "N passed, N failed, N skipped"
-# Usage: tests/run_tests.sh TEST_BINARY... -- [STAGE...]
+# Usage: tests/run_tests.sh TEST... -- [STAGE...]
+#   TEST: an executable, or a tests/*.py script run by python3 (SKIP when python3 is missing)
 # Exit status: 0 only when nothing failed (a crashed binary counts as a failure).
 set -u
 cd "$(dirname "$0")/.."
@@ -23,8 +24,19 @@ count() {  # count PASS/FAIL/SKIP lines of one binary's output; a crash or bad e
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
     bin=$1; shift
     echo "== $bin"
-    "$bin" >"$log" 2>&1
-    rc=$?
+    case $bin in
+    *.py)
+        if command -v python3 >/dev/null; then
+            python3 "$bin" >"$log" 2>&1
+            rc=$?
+        else
+            echo "SKIP $(basename "$bin" .py): python3 not found" >"$log"
+            rc=0
+        fi ;;
+    *)
+        "$bin" >"$log" 2>&1
+        rc=$? ;;
+    esac
     cat "$log"
     count "$bin" "$rc"
 done

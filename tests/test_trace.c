@@ -10,12 +10,17 @@
  *       cudaMemcpyAsync [85, 88] -> DtoD copy [89, 95]
  *   cudaDeviceSynchronize [100, 150], launching nothing
  *   before the window: a warm-up cudaLaunchKernel [-50, -45] and its kernel, to be dropped
+ *
+ * With TEST_TRACE_KEEP_DIR=<dir> in the environment it also leaves the synthetic step in that
+ * directory as synthetic_step.json and .txt, for a reader of PyTorch traces to load
+ * (tests/test_hta.py).
  */
 #include "harness.h"
 #include "trace.h"
 #include "trace_model.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -418,6 +423,21 @@ static int test_open_without_gpu(void)
     return 0;
 }
 
+/* Only with TEST_TRACE_KEEP_DIR set: the synthetic step written there and left in place. */
+static int test_keep_synthetic_trace(void)
+{
+    const char *dir = getenv("TEST_TRACE_KEEP_DIR");
+    char base[PATH_MAX];
+    EXPECT(snprintf(base, sizeof base, "%s/synthetic_step", dir) < (int)sizeof base,
+           "directory name too long: %s", dir);
+    trace_model *m = synthetic_step();
+    EXPECT(m, "synthetic model built");
+    int written = trace_model_write(m, base, 0);
+    trace_model_free(m);
+    EXPECT(written == 0, "trace_model_write(%s) returned %d", base, written);
+    return 0;
+}
+
 int main(void)
 {
     TEST_RUN(test_format_time);
@@ -428,5 +448,7 @@ int main(void)
     TEST_RUN(test_checker_rejects_broken_trace);
     TEST_RUN(test_open_under_another_tool);
     TEST_RUN(test_open_without_gpu);
+    if (getenv("TEST_TRACE_KEEP_DIR"))
+        TEST_RUN(test_keep_synthetic_trace);
     TEST_EXIT();
 }
