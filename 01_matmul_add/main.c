@@ -424,7 +424,7 @@ int main(int argc, char **argv)
 
     int first = 0, last = 2;
     if (strcmp(a.variant, "all") != 0) {
-        for (first = 0; strcmp(variants[first], a.variant) != 0; first++) {}
+        for (first = 0; variants[first] && strcmp(variants[first], a.variant) != 0; first++) {}
         last = first;
     }
     if (a.sweep) {

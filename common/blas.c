@@ -54,10 +54,10 @@ int lt_plan_init(lt_plan *p, cublasLtHandle_t h, dtype_t t, int w_kn, size_t M, 
     CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&p->x_layout, ty, K, M, (int64_t)K));
     CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&p->c_layout, ty, N, M, (int64_t)N));
     CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&p->d_layout, ty, N, M, (int64_t)N));
-    set_batch(p->w_layout, batch, (long long)(K * N));
-    set_batch(p->x_layout, batch, (long long)(K * M));
-    set_batch(p->c_layout, batch, (long long)(N * M));
-    set_batch(p->d_layout, batch, (long long)(N * M));
+    set_batch(p->w_layout, batch, (long long)K * (long long)N);
+    set_batch(p->x_layout, batch, (long long)K * (long long)M);
+    set_batch(p->c_layout, batch, (long long)N * (long long)M);
+    set_batch(p->d_layout, batch, (long long)N * (long long)M);
 
     p->workspace_bytes = 32u << 20;
     CUDA_CHECK(cudaMalloc(&p->workspace, p->workspace_bytes));

@@ -46,8 +46,8 @@ void prof_init(prof_run *r, const schedule_t *sched, cudaStream_t stream)
     r->cpu_us = xcalloc((size_t)r->n_steps, sizeof *r->cpu_us);
     r->gpu_us = xcalloc((size_t)r->n_steps, sizeof *r->gpu_us);
     r->gated = xcalloc((size_t)r->n_steps, sizeof *r->gated);
-    r->ev_start = xcalloc((size_t)r->n_steps, sizeof *r->ev_start);
-    r->ev_stop = xcalloc((size_t)r->n_steps, sizeof *r->ev_stop);
+    r->ev_start = xcalloc((size_t)r->n_steps, sizeof(cudaEvent_t));
+    r->ev_stop = xcalloc((size_t)r->n_steps, sizeof(cudaEvent_t));
     for (int s = 0; s < r->n_steps; s++) {
         CUDA_CHECK(cudaEventCreate(&r->ev_start[s]));
         CUDA_CHECK(cudaEventCreate(&r->ev_stop[s]));

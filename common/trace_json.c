@@ -731,8 +731,9 @@ static void write_kernel_args(event_writer *w, const trace_model *m, const gpu_e
     if (!d || d->num_sms <= 0 || d->warp_size <= 0)
         return;
     double blocks = (double)k->grid[0] * k->grid[1] * k->grid[2];
-    double warps_per_block = (double)((k->block[0] * k->block[1] * k->block[2] +
-                                       d->warp_size - 1) / d->warp_size);
+    /* warps per block round up: a partial warp occupies a whole one */
+    int whole_warps = (k->block[0] * k->block[1] * k->block[2] + d->warp_size - 1) / d->warp_size;
+    double warps_per_block = whole_warps;
     fprintf(w->f,
             ", \"blocks per SM\": %.6g, \"warps per SM\": %.6g, "
             "\"est. achieved occupancy %%\": %d",
