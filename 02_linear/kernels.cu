@@ -19,6 +19,7 @@
 #include <cuda_runtime.h>
 
 #include "dtype.h"
+#include "elementwise.cuh"
 
 namespace {
 
@@ -43,14 +44,6 @@ __device__ void transpose_tile(const T *__restrict__ src, T *__restrict__ dst, s
         if (c < cols && r < rows) dst[c * rows + r] = tile[threadIdx.x][i];
     }
 }
-
-__device__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ float to_float(__half v) { return __half2float(v); }
-__device__ float to_float(float v) { return v; }
-template <typename T> __device__ T from_float(float v);
-template <> __device__ __nv_bfloat16 from_float(float v) { return __float2bfloat16(v); }
-template <> __device__ __half from_float(float v) { return __float2half(v); }
-template <> __device__ float from_float(float v) { return v; }
 
 // Each thread owns VEC consecutive columns j .. j + VEC - 1: it loads their b once and walks
 // down the rows. When a row's length is a multiple of VEC (16 bytes), every access is one 16-byte

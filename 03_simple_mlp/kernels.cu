@@ -18,23 +18,9 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "elementwise.cuh"
 #include "gelu.cuh"
 #include "mlp.h"
-
-__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
-__device__ __forceinline__ float to_float(float v) { return v; }
-
-template <typename T> __device__ __forceinline__ T from_float(float f);
-template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float f) { return __float2bfloat16(f); }
-template <> __device__ __forceinline__ __half from_float<__half>(float f) { return __float2half(f); }
-template <> __device__ __forceinline__ float from_float<float>(float f) { return f; }
-
-// 16 bytes of T, aligned so that one load or store instruction moves all of them.
-template <typename T> struct alignas(16) vec16 {
-    static constexpr int n = 16 / sizeof(T);
-    T v[n];
-};
 
 __device__ __forceinline__ bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 

@@ -17,22 +17,8 @@ extern "C" {
 }
 #include "../03_simple_mlp/gelu.cuh"
 #include "check.h"
+#include "elementwise.cuh"
 #include "kernels.h"
-
-__device__ __forceinline__ float as_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ __forceinline__ float as_float(__half v) { return __half2float(v); }
-__device__ __forceinline__ float as_float(float v) { return v; }
-
-template <typename T> __device__ __forceinline__ T to_storage(float f);
-template <> __device__ __forceinline__ __nv_bfloat16 to_storage<__nv_bfloat16>(float f) { return __float2bfloat16(f); }
-template <> __device__ __forceinline__ __half to_storage<__half>(float f) { return __float2half(f); }
-template <> __device__ __forceinline__ float to_storage<float>(float f) { return f; }
-
-// 16 bytes of T, aligned so that one 128-bit instruction loads or stores all of them.
-template <typename T> struct alignas(16) pack16 {
-    static constexpr int n = 16 / sizeof(T);
-    T v[n];
-};
 
 static bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 static size_t vec_width(dtype_t t) { return t == DTYPE_FP32 ? 4 : 8; }
@@ -53,7 +39,7 @@ template <typename T>
 __device__ __forceinline__ void geglu_body(const T *gate, const T *up, size_t ld, T *m, size_t rows,
                                            size_t cols, bool vec)
 {
-    constexpr int V = pack16<T>::n;
+    constexpr int V = vec16<T>::n;
     const size_t c = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * V;
     if (c >= cols) return;
     for (size_t r = blockIdx.y; r < rows; r += gridDim.y) {
@@ -61,14 +47,14 @@ __device__ __forceinline__ void geglu_body(const T *gate, const T *up, size_t ld
         const T *u = up + r * ld + c;
         T *o = m + r * cols + c;
         if (vec && c + V <= cols) {
-            pack16<T> gv = *reinterpret_cast<const pack16<T> *>(g);
-            const pack16<T> uv = *reinterpret_cast<const pack16<T> *>(u);
+            vec16<T> gv = *reinterpret_cast<const vec16<T> *>(g);
+            const vec16<T> uv = *reinterpret_cast<const vec16<T> *>(u);
 #pragma unroll
-            for (int e = 0; e < V; e++) gv.v[e] = to_storage<T>(gelu_tanh(as_float(gv.v[e])) * as_float(uv.v[e]));
-            *reinterpret_cast<pack16<T> *>(o) = gv;
+            for (int e = 0; e < V; e++) gv.v[e] = from_float<T>(gelu_tanh(to_float(gv.v[e])) * to_float(uv.v[e]));
+            *reinterpret_cast<vec16<T> *>(o) = gv;
         } else {
             const size_t n = cols - c < (size_t)V ? cols - c : (size_t)V;
-            for (size_t e = 0; e < n; e++) o[e] = to_storage<T>(gelu_tanh(as_float(g[e])) * as_float(u[e]));
+            for (size_t e = 0; e < n; e++) o[e] = from_float<T>(gelu_tanh(to_float(g[e])) * to_float(u[e]));
         }
     }
 }
@@ -145,7 +131,7 @@ template <typename T, bool GATED>
 __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb, T *out, int tokens,
                                             size_t K, size_t rows, int split, bool vec)
 {
-    constexpr int V = pack16<T>::n;
+    constexpr int V = vec16<T>::n;
     extern __shared__ uint4 x_smem[]; // tokens x K, uint4 for 16-byte alignment
     __shared__ float partial[DECODE_WARPS][DECODE_MAX_TOKENS][2];
     T *xs = reinterpret_cast<T *>(x_smem);
@@ -156,10 +142,10 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
     size_t staged = 0;
     if (vec) {
         const size_t nv = n / V;
-        const pack16<T> *src = reinterpret_cast<const pack16<T> *>(x);
-        pack16<T> *dst = reinterpret_cast<pack16<T> *>(xs);
+        const vec16<T> *src = reinterpret_cast<const vec16<T> *>(x);
+        vec16<T> *dst = reinterpret_cast<vec16<T> *>(xs);
         for (size_t i0 = threadIdx.x; i0 < nv; i0 += DECODE_BATCH * blockDim.x) {
-            pack16<T> r[DECODE_BATCH];
+            vec16<T> r[DECODE_BATCH];
 #pragma unroll
             for (int u = 0; u < DECODE_BATCH; u++)
                 if (i0 + u * blockDim.x < nv) r[u] = src[i0 + u * blockDim.x];
@@ -190,13 +176,13 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
                 // loads of one warp overlap, which is what keeps HBM busy with few warps.
                 const size_t step = (size_t)split * 32 * V;
                 for (size_t c0 = ((size_t)sub * 32 + lane) * V; c0 < K; c0 += DECODE_UNROLL * step) {
-                    pack16<T> a[DECODE_UNROLL], b[DECODE_UNROLL];
+                    vec16<T> a[DECODE_UNROLL], b[DECODE_UNROLL];
 #pragma unroll
                     for (int u = 0; u < DECODE_UNROLL; u++) {
                         const size_t c = c0 + u * step;
                         if (c < K) {
-                            a[u] = *reinterpret_cast<const pack16<T> *>(ra + c);
-                            if (GATED) b[u] = *reinterpret_cast<const pack16<T> *>(rb + c);
+                            a[u] = *reinterpret_cast<const vec16<T> *>(ra + c);
+                            if (GATED) b[u] = *reinterpret_cast<const vec16<T> *>(rb + c);
                         }
                     }
 #pragma unroll
@@ -206,12 +192,12 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
 #pragma unroll
                         for (int t = 0; t < DECODE_MAX_TOKENS; t++) {
                             if (t < tokens) {
-                                const pack16<T> xv = *reinterpret_cast<const pack16<T> *>(xs + t * K + c);
+                                const vec16<T> xv = *reinterpret_cast<const vec16<T> *>(xs + t * K + c);
 #pragma unroll
                                 for (int e = 0; e < V; e++) {
-                                    const float xe = as_float(xv.v[e]);
-                                    acc_a[t] = fmaf(xe, as_float(a[u].v[e]), acc_a[t]);
-                                    if (GATED) acc_b[t] = fmaf(xe, as_float(b[u].v[e]), acc_b[t]);
+                                    const float xe = to_float(xv.v[e]);
+                                    acc_a[t] = fmaf(xe, to_float(a[u].v[e]), acc_a[t]);
+                                    if (GATED) acc_b[t] = fmaf(xe, to_float(b[u].v[e]), acc_b[t]);
                                 }
                             }
                         }
@@ -219,12 +205,12 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
                 }
             } else { // rows not 16-byte aligned (K not a multiple of V): element by element
                 for (size_t c = (size_t)sub * 32 + lane; c < K; c += (size_t)split * 32) {
-                    const float a = as_float(ra[c]);
-                    const float b = GATED ? as_float(rb[c]) : 0.0f;
+                    const float a = to_float(ra[c]);
+                    const float b = GATED ? to_float(rb[c]) : 0.0f;
 #pragma unroll
                     for (int t = 0; t < DECODE_MAX_TOKENS; t++) {
                         if (t < tokens) {
-                            const float xe = as_float(xs[t * K + c]);
+                            const float xe = to_float(xs[t * K + c]);
                             acc_a[t] = fmaf(xe, a, acc_a[t]);
                             if (GATED) acc_b[t] = fmaf(xe, b, acc_b[t]);
                         }
@@ -253,7 +239,7 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
                 a += partial[warp + s][lane][0];
                 b += partial[warp + s][lane][1];
             }
-            out[(size_t)lane * rows + j] = to_storage<T>(GATED ? gelu_tanh(a) * b : a);
+            out[(size_t)lane * rows + j] = from_float<T>(GATED ? gelu_tanh(a) * b : a);
         }
         __syncthreads(); // partial is reused by the next rows
     }
