@@ -265,13 +265,7 @@ static run_result run_variant(mlp_t *m, const char *tag, const common_args *a, c
     }
     if (a->dump_dir[0]) dump_tensors(m, a->dump_dir);
 
-    char csv[720], png[720];
-    snprintf(csv, sizeof csv, "%s.csv", base);
-    snprintf(png, sizeof png, "%s.png", base);
-    if (prof_write_csv(&run, csv) == 0) {
-        printf("wrote %s\n", csv);
-        if (a->plot && plot_run("steps.gp", csv, png, tag) == 0) printf("wrote %s\n", png);
-    }
+    report_step_files(&run, base, tag, a->plot);
     prof_free(&run);
     if (a->trace) prof_spawn_trace_pass(argc, argv, variants[0]);
     return res;

@@ -437,13 +437,7 @@ static rung_result run_rung(model_t *md, const common_args *a, const gpu_info *g
     }
     if (a->dump_dir[0]) dump_arrays(md, a->dump_dir);
 
-    char csv[720], png[720];
-    snprintf(csv, sizeof csv, "%s.csv", base);
-    snprintf(png, sizeof png, "%s.png", base);
-    if (prof_write_csv(&run, csv) == 0) {
-        printf("wrote %s\n", csv);
-        if (a->plot && plot_run("steps.gp", csv, png, tag) == 0) printf("wrote %s\n", png);
-    }
+    report_step_files(&run, base, tag, a->plot);
     prof_free(&run);
     if (a->trace) prof_spawn_trace_pass(argc, argv, variants[md->rung]);
     return res;

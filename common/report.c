@@ -2,6 +2,8 @@
 
 #include <stdio.h>
 
+#include "plot.h"
+
 void report_steps(const prof_run *r)
 {
     printf("%5s  %-13s %-7s %12s %12s\n", "step", "label", "phase", "cpu_us", "gpu_us");
@@ -70,4 +72,14 @@ int report_check(double err, double tolerance)
     printf("check: rel. Frobenius error %.2e vs the CPU reference in double (tolerance %.0e): %s\n",
            err, tolerance, ok ? "PASS" : "FAIL");
     return ok;
+}
+
+void report_step_files(const prof_run *r, const char *base, const char *title, int plot)
+{
+    char csv[1024], png[1024];
+    snprintf(csv, sizeof csv, "%s.csv", base);
+    snprintf(png, sizeof png, "%s.png", base);
+    if (prof_write_csv(r, csv) != 0) return;
+    printf("wrote %s\n", csv);
+    if (plot && plot_run("steps.gp", csv, png, title) == 0) printf("wrote %s\n", png);
 }

@@ -15,6 +15,9 @@ void report_verdict(double cpu_us, double gpu_us);
 void report_throughput(const gpu_info *g, dtype_t t, double flops, double gpu_us);
 /* Achieved GB/s against the measured copy ceiling. */
 void report_bandwidth(const gpu_info *g, double bytes, double gpu_us);
+/* The run's per-step CSV as <base>.csv and, when plot is set, its figure as <base>.png
+ * (common/plots/steps.gp, titled `title`); says what it wrote. */
+void report_step_files(const prof_run *r, const char *base, const char *title, int plot);
 /* "check: rel. Frobenius error ... PASS|FAIL"; returns 1 on pass. */
 int report_check(double err, double tolerance);
 
