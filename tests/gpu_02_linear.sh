@@ -7,6 +7,7 @@
 # must launch exactly the kernels it claims. Without a usable GPU each case is a SKIP.
 set -u
 cd "$(dirname "$0")/.."
+. tests/lib_gpu_case.sh
 bin=bin/02_linear
 [ -x "$bin" ] || exit 0
 tmp=$(mktemp -d)
@@ -21,24 +22,11 @@ else
     echo "FAIL 02_linear --explain-views: $(head -c 300 "$tmp/views")"
 fi
 
-# case ARGS...: all four variants, one PASS/FAIL/SKIP line
-case_() {
-    local label="02_linear $*"
-    "$bin" --variant all "$@" --wait 0 --warmup-steps 0 --steps 2 --no-trace --no-plot --out "$tmp/out" >"$tmp/log" 2>&1
-    local rc=$? passed
-    passed=$(grep -c 'check: .*PASS' "$tmp/log")
-    if [ "$rc" -eq 2 ]; then
-        echo "SKIP $label: $(grep -m1 waived "$tmp/log")"
-    elif [ "$rc" -ne 0 ]; then
-        echo "FAIL $label: exit $rc"; grep -E "check|error" "$tmp/log" | head -5 | sed 's/^/  /'
-    elif [ "$passed" -ne 4 ]; then
-        echo "FAIL $label: $passed of 4 variants passed the check"
-    else
-        local note=""
-        grep -q "running the view path instead" "$tmp/log" && note=", epilogue fell back to the view path"
-        echo "PASS $label (4 checks$note)"
-    fi
-}
+# case_ ARGS...: all four variants must pass their check (tests/lib_gpu_case.sh); the epilogue
+# variant may fall back to the view path where cuBLASLt has no algorithm, and the line says so
+GPU_CASE_NOTE_IF="running the view path instead"
+GPU_CASE_NOTE=", epilogue fell back to the view path"
+case_() { gpu_case "02_linear $*" 4 "$bin" --variant all "$@"; }
 
 # Without a usable GPU every case would be waived for the same reason: say it once.
 "$bin" --no-trace --no-plot --no-check --steps 1 --out "$tmp/probe" >"$tmp/log" 2>&1

@@ -7,26 +7,14 @@
 # Without a usable GPU each case is reported as SKIP with the reason the program gave.
 set -u
 cd "$(dirname "$0")/.."
+. tests/lib_gpu_case.sh
 stage=03_simple_mlp
 [ -x "bin/$stage" ] || { echo "SKIP $stage: bin/$stage not built (make $stage)"; exit 0; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# case_ ARGS...: one PASS/FAIL/SKIP line
-case_() {
-    local label="$stage $*"
-    "bin/$stage" "$@" --wait 0 --warmup-steps 0 --steps 2 --no-trace --no-plot --out "$tmp/out" >"$tmp/log" 2>&1
-    local rc=$?
-    if [ "$rc" -eq 2 ]; then
-        echo "SKIP $label: $(grep -m1 waived "$tmp/log")"
-    elif [ "$rc" -ne 0 ]; then
-        echo "FAIL $label: exit $rc"; grep -E "check|error" "$tmp/log" | head -5 | sed 's/^/  /'
-    elif [ "$(grep -c 'check: .*PASS' "$tmp/log")" -lt 1 ]; then
-        echo "FAIL $label: no passing check in the output"
-    else
-        echo "PASS $label ($(grep -m1 -o 'error [0-9.e+-]*' "$tmp/log"))"
-    fi
-}
+# case_ ARGS...: one PASS/FAIL/SKIP line (tests/lib_gpu_case.sh)
+case_() { gpu_case "$stage $*" 1 "bin/$stage" "$@"; }
 
 shapes=(
     "--batch 1 --seq 1 --dim 1 --hidden 1"

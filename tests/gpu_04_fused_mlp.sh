@@ -7,32 +7,14 @@
 # Without a usable GPU each case is reported as SKIP with the reason the program gave.
 set -u
 cd "$(dirname "$0")/.."
+. tests/lib_gpu_case.sh
 stage=04_fused_mlp
 [ -x "bin/$stage" ] || { echo "SKIP $stage: bin/$stage not built (make $stage)"; exit 0; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# case_ ARGS...: one PASS/FAIL/SKIP line
-case_() {
-    local label="$stage $*"
-    "bin/$stage" "$@" --wait 0 --warmup-steps 0 --steps 2 --no-trace --no-plot --out "$tmp/out" >"$tmp/log" 2>"$tmp/err"
-    local rc=$?
-    local checks
-    checks=$(grep -c 'check: .*PASS' "$tmp/log")
-    if [ "$rc" -eq 2 ]; then
-        echo "SKIP $label: $(grep -m1 waived "$tmp/log")"
-    elif [ "$rc" -eq 1 ] && grep -q "is not available here" "$tmp/err"; then
-        echo "SKIP $label: $(head -1 "$tmp/err")"
-    elif [ "$rc" -ne 0 ]; then
-        echo "FAIL $label: exit $rc"; grep -hE "check|error" "$tmp/log" "$tmp/err" | head -5 | sed 's/^/  /'
-    elif grep -q 'check: .*FAIL' "$tmp/log"; then
-        echo "FAIL $label: a check failed"; grep 'check: .*FAIL' "$tmp/log" | head -3 | sed 's/^/  /'
-    elif [ "$checks" -lt 1 ]; then
-        echo "FAIL $label: no passing check in the output"
-    else
-        echo "PASS $label ($checks checks)"
-    fi
-}
+# case_ ARGS...: one PASS/FAIL/SKIP line (tests/lib_gpu_case.sh)
+case_() { gpu_case "$stage $*" 1 "bin/$stage" "$@"; }
 
 # No usable GPU: one SKIP line with the program's reason, not one per case.
 "bin/$stage" --variant eager --batch 1 --seq 1 --dim 8 --hidden 8 --wait 0 --warmup-steps 0 --steps 1 \

@@ -4,25 +4,16 @@
 # Without a usable GPU each case is reported as SKIP with the reason the stage gave.
 set -u
 cd "$(dirname "$0")/.."
+. tests/lib_gpu_case.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# case STAGE ARGS...: one PASS/FAIL/SKIP line
+# case_ STAGE ARGS...: one PASS/FAIL/SKIP line (tests/lib_gpu_case.sh)
 case_() {
-    local stage=$1; shift
+    local stage=$1
+    shift
     [ -x "bin/$stage" ] || return 0
-    local label="$stage $*"
-    "bin/$stage" "$@" --wait 0 --warmup-steps 0 --steps 2 --no-trace --no-plot --out "$tmp/$stage" >"$tmp/log" 2>&1
-    local rc=$?
-    if [ "$rc" -eq 2 ]; then
-        echo "SKIP $label: $(grep -m1 waived "$tmp/log")"
-    elif [ "$rc" -ne 0 ]; then
-        echo "FAIL $label: exit $rc"; grep -E "check|error" "$tmp/log" | head -5 | sed 's/^/  /'
-    elif [ "$(grep -c 'check: .*PASS' "$tmp/log")" -lt 1 ]; then
-        echo "FAIL $label: no passing check in the output"
-    else
-        echo "PASS $label ($(grep -c 'check: .*PASS' "$tmp/log") checks)"
-    fi
+    gpu_case "$stage $*" 1 "bin/$stage" "$@"
 }
 
 for dtype in bf16 fp16 fp32; do
