@@ -196,17 +196,9 @@ int prof_trace_pass_open(void)
     return trace_open();
 }
 
-/* Under nsys, ncu or compute-sanitizer the tool injects itself through this variable and owns
- * CUPTI; a second process would only be traced by the tool again. */
-static const char *cupti_owner(void)
-{
-    const char *v = getenv("CUDA_INJECTION64_PATH");
-    return v && *v ? v : NULL;
-}
-
 void prof_spawn_trace_pass(int argc, char **argv, const char *variant)
 {
-    const char *owner = cupti_owner();
+    const char *owner = trace_cupti_owner(); /* a second process would only be traced by it again */
     if (owner) {
         printf("trace: CUPTI is in use by another tool (CUDA_INJECTION64_PATH=%s); no trace pass\n", owner);
         return;

@@ -28,6 +28,9 @@
 #include <stddef.h>
 
 bool trace_open(void);
+/* The tool that owns CUPTI in this process (its injection library, from CUDA_INJECTION64_PATH:
+ * nsys, ncu and compute-sanitizer inject themselves that way), or NULL when CUPTI is ours. */
+const char *trace_cupti_owner(void);
 void trace_activate(void);
 void trace_record_begin(void);
 void trace_range_push(const char *name);

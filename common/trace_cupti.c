@@ -314,13 +314,18 @@ static void disable_kinds(size_t count)
 /* Called from the program's main thread only: ranges carry that thread's id, and the state
  * below is shared with CUPTI's thread only through `lock`. */
 
+const char *trace_cupti_owner(void)
+{
+    const char *injection = getenv("CUDA_INJECTION64_PATH");
+    return injection && *injection ? injection : NULL;
+}
+
 bool trace_open(void)
 {
     if (tracer.open)
         return true;
-    /* nsys, ncu and compute-sanitizer inject themselves through this variable and own CUPTI. */
-    const char *injection = getenv("CUDA_INJECTION64_PATH");
-    if (injection && *injection) {
+    const char *injection = trace_cupti_owner();
+    if (injection) {
         printf("trace: CUPTI is in use by another tool (CUDA_INJECTION64_PATH=%s); "
                RUN_WITHOUT_TRACE "\n", injection);
         return false;
