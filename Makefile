@@ -80,7 +80,7 @@ $(BUILD)/%.cu.o: %.cu $(wildcard common/*.h) $(wildcard */*.h) $(wildcard */*.cu
 
 # bench/ceilings: the GEMM and copy ceilings of this GPU, the reference of every report.
 ceilings: bin/ceilings
-bin/ceilings: $(BUILD)/bench/ceilings.o $(COMMON_OBJ) | bin
+bin/ceilings: $(BUILD)/bench/ceilings.o $(BUILD)/bench/empty_kernel.cu.o $(COMMON_OBJ) | bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS)
 
 bin $(BUILD):

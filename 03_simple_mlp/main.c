@@ -214,7 +214,7 @@ static void dump_tensors(const mlp_t *m, const char *dir)
 
 typedef struct {
     stats_t cpu, gpu;
-    double back_to_back_us, err;
+    double back_to_back_us, graph_us, err;
 } run_result;
 
 static run_result run_variant(mlp_t *m, const char *tag, const common_args *a, const gpu_info *g,
@@ -254,6 +254,9 @@ static run_result run_variant(mlp_t *m, const char *tag, const common_args *a, c
     res.back_to_back_us = prof_back_to_back_us(forward, m, m->stream, 200, 5);
     printf("back to back: %.2f us per forward (200 forwards issued without waiting, median of 5)\n",
            res.back_to_back_us);
+    res.graph_us = prof_graph_back_to_back_us(forward, m, m->stream, 200, 5);
+    printf("as a CUDA graph (the same %d kernels captured once, replayed with cudaGraphLaunch): %.2f us per "
+           "forward back to back\n", MLP_N_OPS, res.graph_us);
     report_verdict(res.cpu.median, res.gpu.median);
     report_throughput(g, m->dtype, mlp_flops(m), res.gpu.median);
     report_ops(m, g, res.gpu.median);

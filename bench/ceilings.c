@@ -1,4 +1,4 @@
-/* ceilings: the two numbers every report compares against, measured on this GPU.
+/* ceilings: the numbers every report compares against, measured on this GPU.
  *
  *   make ceilings && bin/ceilings
  *
@@ -7,10 +7,15 @@
  *    2 * 8192^3 = 1.1 TFLOP per product.
  * 2. Device copy: cudaMemcpyAsync device to device of 4 GB, counting bytes read plus written.
  * Each is the median of 20 timed repetitions after 5 warm-ups, timed with CUDA events.
+ * 3. The launch floor: what one launch of an empty kernel costs, issued back to back (the CPU's
+ *    cost per launch, since the GPU finishes an empty kernel sooner), the host clock around the
+ *    launch call alone, and the same kernel replayed from a CUDA graph. Below this no forward of
+ *    k kernels issued one by one can go: k times the floor. Medians of 21 rounds of 1000.
  * The stages' reports use the values in common/gpu.c for GPUs we have measured.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "blas.h"
 #include "check.h"
@@ -18,7 +23,9 @@
 #include "ref.h"
 #include "stats.h"
 
-enum { WARMUP = 5, REPS = 20 };
+enum { WARMUP = 5, REPS = 20, LAUNCH_ROUNDS = 21, LAUNCHES = 1000 };
+
+void launch_empty_kernel(cudaStream_t stream);
 
 static void fill_random(void *dev, dtype_t t, size_t n, uint64_t seed)
 {
@@ -81,6 +88,58 @@ static void run_copy(void *p)
     CUDA_CHECK(cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyDeviceToDevice, 0));
 }
 
+static double host_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+/* Per launch, medians over rounds: back to back (events around LAUNCHES launches), the host
+ * clock around the launch calls alone, and one graph of the kernel replayed LAUNCHES times. */
+static void launch_floor(void)
+{
+    cudaStream_t s;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    cudaEvent_t a, b;
+    CUDA_CHECK(cudaEventCreate(&a));
+    CUDA_CHECK(cudaEventCreate(&b));
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    launch_empty_kernel(s);
+    CUDA_CHECK(cudaStreamEndCapture(s, &graph));
+    CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    double b2b[LAUNCH_ROUNDS], host[LAUNCH_ROUNDS], replay[LAUNCH_ROUNDS];
+    for (int r = -1; r < LAUNCH_ROUNDS; r++) { /* round -1 warms up */
+        float ms;
+        CUDA_CHECK(cudaEventRecord(a, s));
+        const double t0 = host_now_us();
+        for (int i = 0; i < LAUNCHES; i++) launch_empty_kernel(s);
+        const double t1 = host_now_us();
+        LAUNCH_CHECK();
+        CUDA_CHECK(cudaEventRecord(b, s));
+        CUDA_CHECK(cudaEventSynchronize(b));
+        CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+        if (r >= 0) b2b[r] = (double)ms * 1e3 / LAUNCHES, host[r] = (t1 - t0) / LAUNCHES;
+        CUDA_CHECK(cudaEventRecord(a, s));
+        for (int i = 0; i < LAUNCHES; i++) CUDA_CHECK(cudaGraphLaunch(exec, s));
+        CUDA_CHECK(cudaEventRecord(b, s));
+        CUDA_CHECK(cudaEventSynchronize(b));
+        CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+        if (r >= 0) replay[r] = (double)ms * 1e3 / LAUNCHES;
+    }
+    printf("launch floor: empty kernel %.2f us per launch back to back (host clock around the launch "
+           "call: %.2f us); as a one-kernel CUDA graph %.2f us per replay\n",
+           stats_of(b2b, LAUNCH_ROUNDS).median, stats_of(host, LAUNCH_ROUNDS).median,
+           stats_of(replay, LAUNCH_ROUNDS).median);
+    CUDA_CHECK(cudaGraphExecDestroy(exec));
+    CUDA_CHECK(cudaGraphDestroy(graph));
+    CUDA_CHECK(cudaEventDestroy(a));
+    CUDA_CHECK(cudaEventDestroy(b));
+    CUDA_CHECK(cudaStreamDestroy(s));
+}
+
 int main(int argc, char **argv)
 {
     (void)argv;
@@ -122,5 +181,6 @@ int main(int argc, char **argv)
            2.0 * (double)copy_bytes / (us * 1e-6) / 1e9);
     CUDA_CHECK(cudaFree(cc.src));
     CUDA_CHECK(cudaFree(cc.dst));
+    launch_floor();
     return 0;
 }

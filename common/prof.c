@@ -184,6 +184,32 @@ double prof_back_to_back_us(void (*fn)(void *), void *ctx, cudaStream_t stream, 
     return median;
 }
 
+typedef struct {
+    cudaGraphExec_t exec;
+    cudaStream_t stream;
+} graph_replay_ctx;
+
+static void graph_replay(void *ctx)
+{
+    graph_replay_ctx *g = ctx;
+    CUDA_CHECK(cudaGraphLaunch(g->exec, g->stream));
+}
+
+double prof_graph_back_to_back_us(void (*fn)(void *), void *ctx, cudaStream_t stream, int n, int repeats)
+{
+    cudaGraph_t graph;
+    graph_replay_ctx g = {.stream = stream};
+    CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    fn(ctx);
+    CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    CUDA_CHECK(cudaGraphInstantiate(&g.exec, graph, 0));
+    for (int i = 0; i < 3; i++) graph_replay(&g); /* the first replay uploads the graph */
+    double us = prof_back_to_back_us(graph_replay, &g, stream, n, repeats);
+    CUDA_CHECK(cudaGraphExecDestroy(g.exec));
+    CUDA_CHECK(cudaGraphDestroy(graph));
+    return us;
+}
+
 int prof_is_trace_pass(void)
 {
     const char *v = getenv(TRACE_PASS_ENV);

@@ -66,6 +66,11 @@ int prof_write_csv(const prof_run *r, const char *path);
  * sets it. Median of `repeats` such batches. */
 double prof_back_to_back_us(void (*fn)(void *), void *ctx, cudaStream_t stream, int n, int repeats);
 
+/* The same, with fn's launches captured once into a CUDA graph and the graph replayed: what is
+ * left of a forward once the CPU's per-launch work is done once, at capture. fn must only
+ * enqueue work on `stream` (no synchronisation, no allocation). */
+double prof_graph_back_to_back_us(void (*fn)(void *), void *ctx, cudaStream_t stream, int n, int repeats);
+
 /* Host wall clock in microseconds (CLOCK_MONOTONIC). */
 double prof_now_us(void);
 

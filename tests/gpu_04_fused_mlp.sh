@@ -54,7 +54,7 @@ rc=$?
 if [ "$rc" -eq 2 ]; then
     echo "SKIP $stage --sweep: $(grep -m1 waived "$tmp/log")"
 elif [ "$rc" -ne 0 ] || ! grep -q "fastest rung by token count" "$tmp/log" ||
-     [ "$(wc -l <"$tmp/out/sweep_264_257_bf16.csv" 2>/dev/null || echo 0)" -ne 17 ]; then
+     [ "$(wc -l <"$tmp/out/sweep_264x257_bf16.csv" 2>/dev/null || echo 0)" -ne 17 ]; then
     echo "FAIL $stage --sweep: exit $rc"; grep -hE "check|error" "$tmp/log" | head -5 | sed 's/^/  /'
 else
     echo "PASS $stage --sweep (16 token counts, winners reported)"
