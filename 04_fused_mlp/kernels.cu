@@ -2,8 +2,8 @@
 //
 //   geglu_bf16 / _fp16 / _fp32              m = gelu(gate) * up in one pass (rungs fused_geglu,
 //                                           merged): reads gate and up once, writes m once
-//   decode_gate_up_bf16 / _fp16 / _fp32     m[t, j] = gelu(x_t . Wg_j) * (x_t . Wu_j)  (decode)
-//   decode_down_bf16 / _fp16 / _fp32        y[t, d] = m_t . Wd_d                        (decode)
+//   decode_gate_up_bf16 / _fp16             m[t, j] = gelu(x_t . Wg_j) * (x_t . Wu_j)  (decode)
+//   decode_down_bf16 / _fp16                y[t, d] = m_t . Wd_d                        (decode)
 //
 // The GELU is 03_simple_mlp's gelu.cuh, so every rung computes the same function. Arithmetic is
 // fp32; each output is rounded once to the storage type.
@@ -11,6 +11,9 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <string.h>
+
+#include <type_traits>
 
 extern "C" {
 #include "dtype.h"
@@ -22,7 +25,6 @@ extern "C" {
 
 static bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 static size_t vec_width(dtype_t t) { return t == DTYPE_FP32 ? 4 : 8; }
-static size_t elem_size(dtype_t t) { return t == DTYPE_FP32 ? 4 : 2; }
 
 // ---- the fused GeGLU ----------------------------------------------------------------------
 //
@@ -107,228 +109,203 @@ extern "C" void launch_geglu(dtype_t t, const void *gate, const void *up, size_t
     }
 }
 
-// ---- decode: weight streaming for a few tokens ---------------------------------------------
+// ---- decode: weight streaming on tensor cores, for a few tokens ------------------------------
 //
-// At 8 tokens the MLP does 0.11 GFLOP and reads 14 MB of weights: a GEMM library tiles for
-// arithmetic that is not there. Here the weights are read exactly once, at full width, and the
-// few tokens ride along:
-//   - each block first copies all of x (tokens x K, K = dim or hidden) into shared memory;
-//   - each warp then streams one row j of the weight(s) with 16-byte loads (32 lanes x 16 B =
-//     512 contiguous bytes per instruction), and for every token multiplies that chunk with the
-//     token's chunk from shared memory, accumulating in fp32 registers (one per token);
-//   - a warp-shuffle reduction sums the 32 lanes' partial dot products; the epilogue writes
-//     gelu(g) * u (gate_up) or the plain sum (down).
-// Kernel 1 streams Wg and Wu side by side, so gate and up of one row meet in registers and only m
-// is written (the GeGLU fused in, as in the epilogue rung). When a matrix has fewer rows than the
-// GPU holds warps (Wd at the decode shape: 768 rows), each row is split over `split` warps of the
-// block, whose partial sums meet in shared memory: otherwise most SMs would idle.
-#define DECODE_WARPS 8
-#define DECODE_THREADS (32 * DECODE_WARPS)
-#define DECODE_UNROLL 4 // 16-byte loads in flight per lane and weight
-#define DECODE_BATCH 8  // 16-byte loads in flight per thread while staging x
+// At 8 tokens the MLP does 0.11 GFLOP and reads 14 MB of weights, so the kernel's one job is to
+// keep HBM busy. A first version did the dot products with scalar FMAs (one per weight, per
+// token): with each bf16 value widened to fp32 first, that was about 30 instructions per 16
+// bytes of weights, and it issued instructions, not bytes, for 14 us per kernel. Here the tensor
+// cores do the arithmetic: one mma.sync m16n8k16 multiplies 16 tokens (padded with zeros) by 8
+// weight rows over 16 of K, 2048 multiply-adds in one instruction, operands straight from
+// registers as loaded, no conversion.
+//
+// The loads are the whole trick. mma wants lane (g = lane / 4, c = lane % 4) to hold, for
+// token row g (and g + 8), the K pairs {2c, 2c+1} and {2c+8, 2c+9}, and for weight row g the
+// same K pairs. A dot product does not care in which order K is summed, so we choose the order:
+// the lane loads 16 contiguous bytes (8 values) of token row g and of weight row g at the same
+// K offset, and hands values 0-3 to one mma and 4-7 to the next as if they were its {2c, 2c+1,
+// 2c+8, 2c+9}. x and W go through the same relabelling, so every product pairs the right
+// values, and every load is one 16-byte instruction, the four lanes of a row covering 64
+// contiguous bytes.
+//
+//   block  8 weight rows (one mma N), all tokens; its warps split K: warp w takes 64-value
+//          steps w, w + warps, ...; their fp32 partial sums meet in shared memory and warp 0
+//          applies the epilogue: gelu(g) * u (gate_up, Wg and Wu side by side: only m is
+//          written) or the plain sum (down)
+//   loads  each lane loads DECODE_UNROLL steps of all its operands before the first mma, so a
+//          warp has up to 3 x 4 x 16 bytes of weights in flight per lane
+//   launch the down kernel is a programmatic dependent launch (sm_90): it is scheduled while
+//          gate_up runs, loads its first weights, and only then waits for m (see
+//          grid_dependency_wait)
+// Rows of x, W past the matrix and K past its end load as zeros; K not a multiple of 8 or
+// unaligned bases take an element-by-element load into the same registers.
+#define DECODE_MAX_WARPS 16
+#define DECODE_UNROLL 3 // 64-value steps of K per warp per round
+
+// c += a (16 x 16) * b (16 x 8), fp32 accumulation.
+template <typename T> __device__ __forceinline__ void mma_16816(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    if constexpr (std::is_same_v<T, __nv_bfloat16>)
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    else
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Values k .. k + 7 of row `row` of a row-major [n_rows, K] matrix; zeros past its rows or K.
+// vec: K is a multiple of 8 and the base 16-byte aligned, so a chunk is wholly inside or past K.
+template <typename T>
+__device__ __forceinline__ uint4 load8(const T *mat, size_t row, size_t n_rows, size_t k, size_t K, bool vec)
+{
+    uint4 v = make_uint4(0, 0, 0, 0);
+    if (row >= n_rows || k >= K) return v;
+    const T *p = mat + row * K + k;
+    if (vec) return *reinterpret_cast<const uint4 *>(p);
+    T e[8];
+#pragma unroll
+    for (int i = 0; i < 8; i++) e[i] = k + i < K ? p[i] : from_float<T>(0.0f);
+    memcpy(&v, e, sizeof v);
+    return v;
+}
+
+// Programmatic dependent launch (sm_90): the kernel after us may start now; and: wait here until
+// the kernel before us has completed. Both are no-ops without a programmatic launch.
+__device__ __forceinline__ void grid_dependents_launch(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void grid_dependency_wait(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
 
 template <typename T, bool GATED>
 __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb, T *out, int tokens,
-                                            size_t K, size_t rows, int split, bool vec)
+                                            size_t K, size_t rows, bool vec)
 {
-    constexpr int V = vec16<T>::n;
-    extern __shared__ uint4 x_smem[]; // tokens x K, uint4 for 16-byte alignment
-    __shared__ float partial[DECODE_WARPS][DECODE_MAX_TOKENS][2];
-    T *xs = reinterpret_cast<T *>(x_smem);
+    __shared__ float partial[DECODE_MAX_WARPS][2][4][32];
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
+    const int g = lane / 4, c = lane % 4;
+    const size_t n0 = (size_t)blockIdx.x * 8, steps = (K + 63) / 64;
+    const size_t t_lo = g, t_hi = g + 8; // the two token rows of this lane's mma fragments
+    if (GATED) grid_dependents_launch(); // the down kernel may start streaming its weights
+    float acc_a[4] = {0.0f, 0.0f, 0.0f, 0.0f}, acc_b[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 
-    // Stage x: DECODE_BATCH loads per thread are issued before any is stored, so the copy
-    // costs a few round trips to L2, not one per 4 KB.
-    const size_t n = (size_t)tokens * K;
-    size_t staged = 0;
-    if (vec) {
-        const size_t nv = n / V;
-        const vec16<T> *src = reinterpret_cast<const vec16<T> *>(x);
-        vec16<T> *dst = reinterpret_cast<vec16<T> *>(xs);
-        for (size_t i0 = threadIdx.x; i0 < nv; i0 += DECODE_BATCH * blockDim.x) {
-            vec16<T> r[DECODE_BATCH];
+    for (size_t s0 = warp; s0 < steps; s0 += (size_t)DECODE_UNROLL * warps) {
+        uint4 w_a[DECODE_UNROLL][2], w_b[DECODE_UNROLL][2], x_lo[DECODE_UNROLL][2], x_hi[DECODE_UNROLL][2];
+        // Instruction h of step s reads values s * 64 + h * 32 + [0, 32) of each row: the four
+        // lanes of a row cover 64 contiguous bytes, two whole 32-byte sectors.
 #pragma unroll
-            for (int u = 0; u < DECODE_BATCH; u++)
-                if (i0 + u * blockDim.x < nv) r[u] = src[i0 + u * blockDim.x];
+        for (int u = 0; u < DECODE_UNROLL; u++)
 #pragma unroll
-            for (int u = 0; u < DECODE_BATCH; u++)
-                if (i0 + u * blockDim.x < nv) dst[i0 + u * blockDim.x] = r[u];
-        }
-        staged = nv * V;
+            for (int h = 0; h < 2; h++) {
+                const size_t k = (s0 + (size_t)u * warps) * 64 + h * 32 + c * 8; // past K: zeros
+                w_a[u][h] = load8(wa, n0 + g, rows, k, K, vec);
+                w_b[u][h] = GATED ? load8(wb, n0 + g, rows, k, K, vec) : make_uint4(0, 0, 0, 0);
+            }
+        // The weights do not depend on the kernel before us; x may (the down kernel's x is the
+        // gate_up kernel's m). Launched as a programmatic dependent, this kernel starts while
+        // that one finishes, its first weights already on the way; here it waits for the
+        // kernel before to complete and its writes to be visible (a no-op otherwise).
+        if (s0 == (size_t)warp) grid_dependency_wait();
+#pragma unroll
+        for (int u = 0; u < DECODE_UNROLL; u++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const size_t k = (s0 + (size_t)u * warps) * 64 + h * 32 + c * 8;
+                x_lo[u][h] = load8(x, t_lo, (size_t)tokens, k, K, vec);
+                x_hi[u][h] = load8(x, t_hi, (size_t)tokens, k, K, vec);
+            }
+#pragma unroll
+        for (int u = 0; u < DECODE_UNROLL; u++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const uint32_t a0[4] = {x_lo[u][h].x, x_hi[u][h].x, x_lo[u][h].y, x_hi[u][h].y};
+                const uint32_t a1[4] = {x_lo[u][h].z, x_hi[u][h].z, x_lo[u][h].w, x_hi[u][h].w};
+                mma_16816<T>(acc_a, a0, w_a[u][h].x, w_a[u][h].y);
+                mma_16816<T>(acc_a, a1, w_a[u][h].z, w_a[u][h].w);
+                if (GATED) {
+                    mma_16816<T>(acc_b, a0, w_b[u][h].x, w_b[u][h].y);
+                    mma_16816<T>(acc_b, a1, w_b[u][h].z, w_b[u][h].w);
+                }
+            }
     }
-    for (size_t i = staged + threadIdx.x; i < n; i += blockDim.x) xs[i] = x[i];
+
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        partial[warp][0][r][lane] = acc_a[r];
+        partial[warp][1][r][lane] = acc_b[r];
+    }
     __syncthreads();
-
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int sub = warp % split;                 // which part of the row this warp sums
-    const size_t rows_per_block = DECODE_WARPS / split;
-    // The loop bound is the same for every thread of the block: all reach each __syncthreads.
-    for (size_t base = blockIdx.x * rows_per_block; base < rows; base += gridDim.x * rows_per_block) {
-        const size_t j = base + warp / split;
-        float acc_a[DECODE_MAX_TOKENS], acc_b[DECODE_MAX_TOKENS];
+    if (warp != 0) return;
+    // Accumulator r of lane (g, c): token g (r < 2) or g + 8 (r >= 2), weight row 2c + r % 2.
 #pragma unroll
-        for (int t = 0; t < DECODE_MAX_TOKENS; t++) acc_a[t] = acc_b[t] = 0.0f;
-
-        if (j < rows) {
-            const T *ra = wa + j * K;
-            const T *rb = GATED ? wb + j * K : nullptr;
-            if (vec) {
-                // DECODE_UNROLL chunks of each weight row are loaded before any is used: the
-                // loads of one warp overlap, which is what keeps HBM busy with few warps.
-                const size_t step = (size_t)split * 32 * V;
-                for (size_t c0 = ((size_t)sub * 32 + lane) * V; c0 < K; c0 += DECODE_UNROLL * step) {
-                    vec16<T> a[DECODE_UNROLL], b[DECODE_UNROLL];
-#pragma unroll
-                    for (int u = 0; u < DECODE_UNROLL; u++) {
-                        const size_t c = c0 + u * step;
-                        if (c < K) {
-                            a[u] = *reinterpret_cast<const vec16<T> *>(ra + c);
-                            if (GATED) b[u] = *reinterpret_cast<const vec16<T> *>(rb + c);
-                        }
-                    }
-#pragma unroll
-                    for (int u = 0; u < DECODE_UNROLL; u++) {
-                        const size_t c = c0 + u * step;
-                        if (c >= K) break;
-#pragma unroll
-                        for (int t = 0; t < DECODE_MAX_TOKENS; t++) {
-                            if (t < tokens) {
-                                const vec16<T> xv = *reinterpret_cast<const vec16<T> *>(xs + t * K + c);
-#pragma unroll
-                                for (int e = 0; e < V; e++) {
-                                    const float xe = to_float(xv.v[e]);
-                                    acc_a[t] = fmaf(xe, to_float(a[u].v[e]), acc_a[t]);
-                                    if (GATED) acc_b[t] = fmaf(xe, to_float(b[u].v[e]), acc_b[t]);
-                                }
-                            }
-                        }
-                    }
-                }
-            } else { // rows not 16-byte aligned (K not a multiple of V): element by element
-                for (size_t c = (size_t)sub * 32 + lane; c < K; c += (size_t)split * 32) {
-                    const float a = to_float(ra[c]);
-                    const float b = GATED ? to_float(rb[c]) : 0.0f;
-#pragma unroll
-                    for (int t = 0; t < DECODE_MAX_TOKENS; t++) {
-                        if (t < tokens) {
-                            const float xe = to_float(xs[t * K + c]);
-                            acc_a[t] = fmaf(xe, a, acc_a[t]);
-                            if (GATED) acc_b[t] = fmaf(xe, b, acc_b[t]);
-                        }
-                    }
-                }
-            }
+    for (int r = 0; r < 4; r++) {
+        float a = 0.0f, b = 0.0f;
+        for (int w = 0; w < warps; w++) { // in warp order: the same sum on every run
+            a += partial[w][0][r][lane];
+            b += partial[w][1][r][lane];
         }
-
-#pragma unroll
-        for (int t = 0; t < DECODE_MAX_TOKENS; t++) {
-            if (t < tokens) {
-                for (int off = 16; off > 0; off /= 2) {
-                    acc_a[t] += __shfl_xor_sync(0xffffffffu, acc_a[t], off);
-                    if (GATED) acc_b[t] += __shfl_xor_sync(0xffffffffu, acc_b[t], off);
-                }
-                if (lane == 0) {
-                    partial[warp][t][0] = acc_a[t];
-                    partial[warp][t][1] = acc_b[t];
-                }
-            }
-        }
-        __syncthreads();
-        if (sub == 0 && lane < tokens && j < rows) { // lane t finishes token t of row j
-            float a = 0.0f, b = 0.0f;
-            for (int s = 0; s < split; s++) {
-                a += partial[warp + s][lane][0];
-                b += partial[warp + s][lane][1];
-            }
-            out[(size_t)lane * rows + j] = from_float<T>(GATED ? gelu_tanh(a) * b : a);
-        }
-        __syncthreads(); // partial is reused by the next rows
+        const size_t t = r < 2 ? t_lo : t_hi, j = n0 + 2 * c + r % 2;
+        if (t < (size_t)tokens && j < rows) out[t * rows + j] = from_float<T>(GATED ? gelu_tanh(a) * b : a);
     }
 }
 
 #define DECODE_KERNELS(suffix, T)                                                                        \
-    extern "C" __global__ void __launch_bounds__(DECODE_THREADS)                                         \
+    extern "C" __global__ void __launch_bounds__(32 * DECODE_MAX_WARPS)                                  \
         decode_gate_up_##suffix(const T *x, const T *wg, const T *wu, T *m, int tokens, size_t dim,     \
-                                size_t hidden, int split, bool vec)                                      \
+                                size_t hidden, bool vec)                                                 \
     {                                                                                                    \
-        decode_body<T, true>(x, wg, wu, m, tokens, dim, hidden, split, vec);                            \
+        decode_body<T, true>(x, wg, wu, m, tokens, dim, hidden, vec);                                   \
     }                                                                                                    \
-    extern "C" __global__ void __launch_bounds__(DECODE_THREADS)                                         \
+    extern "C" __global__ void __launch_bounds__(32 * DECODE_MAX_WARPS)                                  \
         decode_down_##suffix(const T *m, const T *wd, T *y, int tokens, size_t hidden, size_t dim,       \
-                             int split, bool vec)                                                        \
+                             bool vec)                                                                   \
     {                                                                                                    \
-        decode_body<T, false>(m, wd, nullptr, y, tokens, hidden, dim, split, vec);                      \
+        decode_body<T, false>(m, wd, nullptr, y, tokens, hidden, dim, vec);                             \
     }
 DECODE_KERNELS(bf16, __nv_bfloat16)
 DECODE_KERNELS(fp16, __half)
-DECODE_KERNELS(fp32, float)
 
-static const size_t decode_static_smem = sizeof(float) * DECODE_WARPS * DECODE_MAX_TOKENS * 2;
-
-static int device_attr(cudaDeviceAttr attr)
+static int device_capability(void)
 {
-    int dev = 0, v = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&v, attr, dev));
-    return v;
-}
-
-// The most dynamic shared memory one block may use: the device's opt-in limit (227 KB on
-// H100/H200, 163 KB on A100) less the kernel's own partial sums.
-static size_t decode_smem_limit(void)
-{
-    return (size_t)device_attr(cudaDevAttrMaxSharedMemoryPerBlockOptin) - decode_static_smem;
+    int dev = 0, major = 0, minor = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
+        return 0;
+    return major * 10 + minor;
 }
 
 extern "C" int decode_supported(dtype_t t, size_t tokens, size_t dim, size_t hidden, char *why, size_t why_len)
 {
     if (tokens < 1 || tokens > DECODE_MAX_TOKENS) {
-        snprintf(why, why_len, "%zu tokens; the decode kernels keep one accumulator per token in registers, "
-                 "for 1..%d tokens", tokens, DECODE_MAX_TOKENS);
+        snprintf(why, why_len, "%zu tokens; the decode kernels put the tokens in the 16 rows of one "
+                 "tensor-core tile, for 1..%d tokens", tokens, DECODE_MAX_TOKENS);
         return 0;
     }
-    const size_t widest = dim > hidden ? dim : hidden, limit = decode_smem_limit();
-    if (tokens * widest * elem_size(t) > limit) {
-        snprintf(why, why_len, "%zu tokens x %zu %s values (%zu KB) do not fit in one block's shared memory "
-                 "(%zu KB)", tokens, widest, dtype_name(t), tokens * widest * elem_size(t) / 1024, limit / 1024);
+    if (t == DTYPE_FP32) {
+        snprintf(why, why_len, "fp32; the decode kernels multiply on tensor cores (bf16 or fp16 operands)");
+        return 0;
+    }
+    if (dim == 0 || hidden == 0 || (dim + 7) / 8 > 0x7fffffff || (hidden + 7) / 8 > 0x7fffffff) {
+        snprintf(why, why_len, "dim %zu, hidden %zu: one block per 8 rows must fit in a grid", dim, hidden);
+        return 0;
+    }
+    if (device_capability() < 80) {
+        snprintf(why, why_len, "mma.sync with bf16 or fp16 operands needs an sm_80 or newer GPU");
         return 0;
     }
     return 1;
-}
-
-// Shared memory, split and grid for one decode kernel (see decode_body).
-static void decode_plan(const void *fn, dtype_t t, size_t tokens, size_t K, size_t rows, unsigned *grid,
-                        int *split, size_t *smem)
-{
-    *smem = (tokens * K * elem_size(t) + 15) / 16 * 16;
-    static const void *opted_in[6];
-    int known = 0;
-    for (int i = 0; i < 6 && opted_in[i]; i++) known |= opted_in[i] == fn;
-    if (!known) { // above 48 KB a kernel must ask for its shared memory, once
-        cudaFuncAttributes fa;
-        CUDA_CHECK(cudaFuncGetAttributes(&fa, fn));
-        const int optin = device_attr(cudaDevAttrMaxSharedMemoryPerBlockOptin);
-        CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, optin - (int)fa.sharedSizeBytes));
-        for (int i = 0; i < 6; i++)
-            if (!opted_in[i]) { opted_in[i] = fn; break; }
-    }
-    const size_t sms = (size_t)device_attr(cudaDevAttrMultiProcessorCount);
-    int occ = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, DECODE_THREADS, *smem));
-    // Every resident block copies all of x from L2 into its shared memory: keep that copy under
-    // 128 KB per SM, or the copies would cost more than the weights they serve.
-    size_t per_sm = (128u << 10) / *smem;
-    if (per_sm > (size_t)occ) per_sm = (size_t)occ;
-    if (per_sm < 1) per_sm = 1;
-    const size_t resident_warps = sms * per_sm * DECODE_WARPS;
-    // Split rows over warps while there are fewer rows than warps, but never below one 16-byte
-    // chunk per lane.
-    const size_t chunks = (K + 32 * vec_width(t) - 1) / (32 * vec_width(t));
-    int s = 1;
-    while (s < DECODE_WARPS && rows * s < resident_warps && (size_t)s * 2 <= chunks) s *= 2;
-    const size_t rows_per_block = DECODE_WARPS / s;
-    const size_t need = (rows + rows_per_block - 1) / rows_per_block;
-    *split = s;
-    *grid = (unsigned)(need < sms * per_sm ? need : sms * per_sm);
 }
 
 static void decode_require(dtype_t t, size_t tokens, size_t dim, size_t hidden)
@@ -340,65 +317,58 @@ static void decode_require(dtype_t t, size_t tokens, size_t dim, size_t hidden)
     }
 }
 
+// One block per 8 weight rows; enough warps that each does at most DECODE_UNROLL steps of K
+// (all its loads in one round) up to DECODE_MAX_WARPS.
+static void decode_shape(size_t K, size_t rows, dim3 *grid, dim3 *block)
+{
+    const size_t steps = (K + 63) / 64;
+    size_t warps = (steps + DECODE_UNROLL - 1) / DECODE_UNROLL;
+    if (warps > DECODE_MAX_WARPS) warps = DECODE_MAX_WARPS;
+    *grid = dim3((unsigned)((rows + 7) / 8));
+    *block = dim3((unsigned)(32 * warps));
+}
+
+static bool decode_vec(size_t K, const void *a, const void *b, const void *c)
+{
+    return K % 8 == 0 && aligned16(a) && aligned16(b) && (!c || aligned16(c));
+}
+
 extern "C" void launch_decode_gate_up(dtype_t t, const void *x, const void *wg, const void *wu, void *m,
                                       size_t tokens, size_t dim, size_t hidden, cudaStream_t stream)
 {
     decode_require(t, tokens, dim, hidden);
-    const bool vec = dim % vec_width(t) == 0 && aligned16(x) && aligned16(wg) && aligned16(wu);
-    const void *fn = t == DTYPE_BF16   ? (const void *)decode_gate_up_bf16
-                     : t == DTYPE_FP16 ? (const void *)decode_gate_up_fp16
-                                       : (const void *)decode_gate_up_fp32;
-    unsigned grid;
-    int split;
-    size_t smem;
-    decode_plan(fn, t, tokens, dim, hidden, &grid, &split, &smem);
-    switch (t) {
-    case DTYPE_BF16:
-        decode_gate_up_bf16<<<grid, DECODE_THREADS, smem, stream>>>(
-            (const __nv_bfloat16 *)x, (const __nv_bfloat16 *)wg, (const __nv_bfloat16 *)wu,
-            (__nv_bfloat16 *)m, (int)tokens, dim, hidden, split, vec);
-        break;
-    case DTYPE_FP16:
-        decode_gate_up_fp16<<<grid, DECODE_THREADS, smem, stream>>>(
-            (const __half *)x, (const __half *)wg, (const __half *)wu, (__half *)m, (int)tokens, dim,
-            hidden, split, vec);
-        break;
-    case DTYPE_FP32:
-        decode_gate_up_fp32<<<grid, DECODE_THREADS, smem, stream>>>(
-            (const float *)x, (const float *)wg, (const float *)wu, (float *)m, (int)tokens, dim, hidden,
-            split, vec);
-        break;
-    }
+    const bool vec = decode_vec(dim, x, wg, wu);
+    dim3 grid, block;
+    decode_shape(dim, hidden, &grid, &block);
+    if (t == DTYPE_BF16)
+        decode_gate_up_bf16<<<grid, block, 0, stream>>>((const __nv_bfloat16 *)x, (const __nv_bfloat16 *)wg,
+                                                        (const __nv_bfloat16 *)wu, (__nv_bfloat16 *)m,
+                                                        (int)tokens, dim, hidden, vec);
+    else
+        decode_gate_up_fp16<<<grid, block, 0, stream>>>((const __half *)x, (const __half *)wg, (const __half *)wu,
+                                                        (__half *)m, (int)tokens, dim, hidden, vec);
 }
 
 extern "C" void launch_decode_down(dtype_t t, const void *m, const void *wd, void *y, size_t tokens,
                                    size_t hidden, size_t dim, cudaStream_t stream)
 {
     decode_require(t, tokens, dim, hidden);
-    const bool vec = hidden % vec_width(t) == 0 && aligned16(m) && aligned16(wd);
-    const void *fn = t == DTYPE_BF16   ? (const void *)decode_down_bf16
-                     : t == DTYPE_FP16 ? (const void *)decode_down_fp16
-                                       : (const void *)decode_down_fp32;
-    unsigned grid;
-    int split;
-    size_t smem;
-    decode_plan(fn, t, tokens, hidden, dim, &grid, &split, &smem);
-    switch (t) {
-    case DTYPE_BF16:
-        decode_down_bf16<<<grid, DECODE_THREADS, smem, stream>>>((const __nv_bfloat16 *)m,
-                                                                 (const __nv_bfloat16 *)wd,
-                                                                 (__nv_bfloat16 *)y, (int)tokens, hidden,
-                                                                 dim, split, vec);
-        break;
-    case DTYPE_FP16:
-        decode_down_fp16<<<grid, DECODE_THREADS, smem, stream>>>((const __half *)m, (const __half *)wd,
-                                                                 (__half *)y, (int)tokens, hidden, dim,
-                                                                 split, vec);
-        break;
-    case DTYPE_FP32:
-        decode_down_fp32<<<grid, DECODE_THREADS, smem, stream>>>((const float *)m, (const float *)wd,
-                                                                 (float *)y, (int)tokens, hidden, dim, split,
-                                                                 vec);
-        break;
+    const bool vec = decode_vec(hidden, m, wd, NULL);
+    cudaLaunchConfig_t cfg = {};
+    decode_shape(hidden, dim, &cfg.gridDim, &cfg.blockDim);
+    cfg.stream = stream;
+    cudaLaunchAttribute pdl = {};
+    pdl.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    pdl.val.programmaticStreamSerializationAllowed = 1;
+    if (device_capability() >= 90) { // programmatic dependent launch exists from sm_90 on
+        cfg.attrs = &pdl;
+        cfg.numAttrs = 1;
     }
+    const int tok = (int)tokens;
+    if (t == DTYPE_BF16)
+        CUDA_CHECK(cudaLaunchKernelEx(&cfg, decode_down_bf16, (const __nv_bfloat16 *)m, (const __nv_bfloat16 *)wd,
+                                      (__nv_bfloat16 *)y, tok, hidden, dim, vec));
+    else
+        CUDA_CHECK(cudaLaunchKernelEx(&cfg, decode_down_fp16, (const __half *)m, (const __half *)wd, (__half *)y,
+                                      tok, hidden, dim, vec));
 }

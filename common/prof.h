@@ -71,6 +71,11 @@ double prof_back_to_back_us(void (*fn)(void *), void *ctx, cudaStream_t stream, 
  * enqueue work on `stream` (no synchronisation, no allocation). */
 double prof_graph_back_to_back_us(void (*fn)(void *), void *ctx, cudaStream_t stream, int n, int repeats);
 
+/* True under a tool that owns CUPTI (compute-sanitizer, Nsight Compute), where each launch costs
+ * milliseconds: timing loops then run one call (prof_back_to_back_us does so itself). Says so
+ * once, on stdout. */
+int prof_under_tool(void);
+
 /* Host wall clock in microseconds (CLOCK_MONOTONIC). */
 double prof_now_us(void);
 

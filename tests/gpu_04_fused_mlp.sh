@@ -3,7 +3,7 @@
 # counts, dim and hidden that are not multiples of any tile or vector width), and the decode
 # shapes; each checked by the program itself against the CPU reference in double (outputs
 # poisoned with NaN first; exit 1 on a failed check). A rung that cannot take a shape (epilogue:
-# fp32 or dim not a multiple of 8; decode: more than 16 tokens) says so in one line: SKIP.
+# fp32 or dim not a multiple of 8; decode: fp32 or more than 16 tokens) says so in one line: SKIP.
 # Without a usable GPU each case is reported as SKIP with the reason the program gave.
 set -u
 cd "$(dirname "$0")/.."

@@ -5,7 +5,7 @@
  *   - the decode kernels, m = gelu(x Wg^T) * (x Wu^T) and y = m Wd^T, for 1..16 tokens.
  * Lengths are odd on purpose: not multiples of the 16-byte vector (8 bf16 values), rows that do
  * not start on 16-byte boundaries, a pointer one element past an aligned one, more rows than
- * the grid's y limit, and decode rows split over several warps.
+ * the grid's y limit, and decode dot products split over several warps.
  *
  * Tolerance: each output is computed in fp32 and rounded once, so its relative error is about
  * one rounding of the storage type (2^-8 bf16, 2^-11 fp16) plus fp32 sums; dtype_tolerance
@@ -135,7 +135,7 @@ static int test_geglu_halves(void)
 static int decode_case(dtype_t t, size_t tokens, size_t dim, size_t hidden, uint64_t seed)
 {
     char why[256];
-    if (!decode_supported(t, tokens, dim, hidden, why, sizeof why)) { /* e.g. a GPU with less shared memory */
+    if (!decode_supported(t, tokens, dim, hidden, why, sizeof why)) { /* e.g. a GPU older than sm_80 */
         printf("  not run on this GPU: %s\n", why);
         return 0;
     }
@@ -184,14 +184,16 @@ static int decode_case(dtype_t t, size_t tokens, size_t dim, size_t hidden, uint
 static int test_decode(void)
 {
     if (!have_gpu()) SKIP("no CUDA GPU");
-    /* {dim, hidden}: tiny; not multiples of 8 (scalar path); one 16-byte chunk per lane and a
-     * tail; few rows with long dot products (rows split over warps); the article's widths. */
-    const size_t shapes[][2] = {{24, 40}, {7, 9}, {30, 50}, {72, 130}, {264, 257}, {64, 4096}, {768, 3072}};
-    const size_t tokens[] = {1, 3, 8, 16};
-    for (int d = 0; d < 3; d++)
+    /* {dim, hidden}: tiny; not multiples of 8 (element-by-element loads); K with a partial last
+     * step of 64; K long enough for several rounds of loads per warp (4104 = 64 x 64 + 8); the
+     * article's widths. Rows not a multiple of 8 leave a partial weight tile everywhere. */
+    const size_t shapes[][2] = {{24, 40}, {7, 9}, {30, 50}, {72, 130}, {264, 257}, {64, 4096}, {4104, 520}, {768, 3072}};
+    const size_t tokens[] = {1, 3, 8, 9, 16};
+    const dtype_t tc[] = {DTYPE_BF16, DTYPE_FP16};
+    for (int d = 0; d < 2; d++)
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
             for (size_t k = 0; k < sizeof tokens / sizeof tokens[0]; k++)
-                if (decode_case(dtypes[d], tokens[k], shapes[s][0], shapes[s][1], 100 + s * 8 + k)) return 1;
+                if (decode_case(tc[d], tokens[k], shapes[s][0], shapes[s][1], 100 + s * 8 + k)) return 1;
     return 0;
 }
 
@@ -202,7 +204,8 @@ static int test_decode_refuses(void)
     EXPECT(!decode_supported(DTYPE_BF16, DECODE_MAX_TOKENS + 1, 768, 3072, why, sizeof why), "17 tokens accepted");
     EXPECT(why[0] != '\0', "no reason given");
     EXPECT(!decode_supported(DTYPE_BF16, 0, 768, 3072, why, sizeof why), "0 tokens accepted");
-    EXPECT(!decode_supported(DTYPE_FP32, 16, 768, 1 << 20, why, sizeof why), "64 MB of x accepted in shared memory");
+    EXPECT(!decode_supported(DTYPE_FP32, 8, 768, 3072, why, sizeof why), "fp32 accepted by tensor-core kernels");
+    EXPECT(decode_supported(DTYPE_FP16, 16, 768, 3072, why, sizeof why), "fp16, 16 tokens refused: %s", why);
     return 0;
 }
 

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # make sanitize: every stage and variant, and the GPU tests, under compute-sanitizer's memcheck,
 # racecheck, initcheck and synccheck, at small and tail-heavy shapes (every dimension off the
-# tile sizes). One PASS/FAIL line per run, then "N passed, N failed". Needs a GPU.
-# Under the sanitizer our own CUPTI trace turns itself off (the tool owns CUPTI) and says so.
+# tile sizes). One PASS/FAIL line per run with its time, then "N passed, N failed". Needs a GPU.
+# The four tools run side by side (each checks its own processes; a sanitized launch costs
+# milliseconds of CPU, so one tool after the other would take four times as long).
+# Under a tool our own CUPTI trace turns itself off (the tool owns CUPTI) and the stages cut
+# their timing loops to one call; both say so.
 set -u
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
 export PATH=$PATH:${CUDA_HOME:-/usr/local/cuda}/bin
 if ! command -v compute-sanitizer >/dev/null; then
     echo "SKIP sanitize: compute-sanitizer not found (it comes with the CUDA toolkit)"
@@ -15,32 +17,38 @@ if ! command -v compute-sanitizer >/dev/null; then
     exit 0
 fi
 
-run() {  # run TOOL LABEL COMMAND...
+check() {  # check TOOL LABEL COMMAND...: one PASS/FAIL/SKIP line
     local tool=$1 label=$2; shift 2
-    compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 5 "$@" >"$tmp/log" 2>&1
-    local rc=$?
-    if [ "$rc" -eq 2 ] && grep -q waived "$tmp/log"; then
+    local log="$tmp/$tool.log" t0=$SECONDS
+    compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 5 "$@" >"$log" 2>&1
+    local rc=$? dt=$((SECONDS - t0))
+    if [ "$rc" -eq 2 ] && grep -q waived "$log"; then
         echo "SKIP $tool $label: no GPU"
-        return
-    fi
-    if [ "$rc" -eq 0 ]; then
-        echo "PASS $tool $label"; pass=$((pass + 1))
+    elif [ "$rc" -eq 0 ]; then
+        echo "PASS $tool $label (${dt} s)"
     else
-        echo "FAIL $tool $label (exit $rc)"; grep -m5 -E "=========|error" "$tmp/log" | sed 's/^/  /'
-        fail=$((fail + 1))
+        echo "FAIL $tool $label (exit $rc, ${dt} s)"; grep -m5 -E "=========|error" "$log" | sed 's/^/  /'
     fi
 }
 
-small="--wait 0 --warmup-steps 0 --steps 1 --no-plot --no-trace --out $tmp/out"
-for tool in memcheck racecheck initcheck synccheck; do
-    [ -x bin/01_matmul_add ] && run "$tool" "01 size 67 batched 2" bin/01_matmul_add --variant all --size 67 --batched 2 $small
-    [ -x bin/02_linear ] && run "$tool" "02 33x35->17" bin/02_linear --variant all --batch 33 --in_dim 35 --out_dim 17 $small
-    [ -x bin/03_simple_mlp ] && run "$tool" "03 1x37 24->40" bin/03_simple_mlp --batch 1 --seq 37 --dim 24 --hidden 40 $small
-    [ -x bin/04_fused_mlp ] && run "$tool" "04 ladder 2x65 72->130" bin/04_fused_mlp --batch 2 --seq 65 --dim 72 --hidden 130 $small
-    [ -x bin/04_fused_mlp ] && run "$tool" "04 decode 1x3 72->130" bin/04_fused_mlp --variant decode --batch 1 --seq 3 --dim 72 --hidden 130 $small
+one_tool() {  # every case under one tool
+    local tool=$1 small="--wait 0 --warmup-steps 0 --steps 1 --no-plot --no-trace --out $tmp/out-$1"
+    [ -x bin/01_matmul_add ] && check "$tool" "01 size 67 batched 2" bin/01_matmul_add --variant all --size 67 --batched 2 $small
+    [ -x bin/02_linear ] && check "$tool" "02 33x35->17" bin/02_linear --variant all --batch 33 --in_dim 35 --out_dim 17 $small
+    [ -x bin/03_simple_mlp ] && check "$tool" "03 1x37 24->40" bin/03_simple_mlp --batch 1 --seq 37 --dim 24 --hidden 40 $small
+    [ -x bin/04_fused_mlp ] && check "$tool" "04 ladder 2x65 72->130" bin/04_fused_mlp --batch 2 --seq 65 --dim 72 --hidden 130 $small
+    [ -x bin/04_fused_mlp ] && check "$tool" "04 decode 1x3 72->130" bin/04_fused_mlp --variant decode --batch 1 --seq 3 --dim 72 --hidden 130 $small
     for t in bin/tests/gpu_*; do
-        [ -x "$t" ] && run "$tool" "$(basename "$t")" "$t"
+        [ -x "$t" ] && check "$tool" "$(basename "$t")" "$t"
     done
+}
+
+tools=(memcheck racecheck initcheck synccheck)
+for tool in "${tools[@]}"; do
+    one_tool "$tool" | tee -a "$tmp/results" &  # lines as they come: a line is one write
 done
+wait
+pass=$(grep -c "^PASS" "$tmp/results")
+fail=$(grep -c "^FAIL" "$tmp/results")
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
