@@ -2,10 +2,10 @@
 # make sanitize: every stage and variant, and the GPU tests, under compute-sanitizer's memcheck,
 # racecheck, initcheck and synccheck, at small and tail-heavy shapes (every dimension off the
 # tile sizes). One PASS/FAIL line per run with its time, then "N passed, N failed". Needs a GPU.
-# The four tools run side by side (each checks its own processes; a sanitized launch costs
-# milliseconds of CPU, so one tool after the other would take four times as long).
-# Under a tool our own CUPTI trace turns itself off (the tool owns CUPTI) and the stages cut
-# their timing loops to one call; both say so.
+# The tools run one after the other: four sanitized processes side by side once made the
+# sanitizer itself run out of memory ("Internal Sanitizer Error ... Unable to allocate").
+# Under a tool our own CUPTI trace turns itself off (the tool owns CUPTI), and the stages cut
+# their timing loops to one call and do not gate their steps; both say so.
 set -u
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
@@ -43,11 +43,9 @@ one_tool() {  # every case under one tool
     done
 }
 
-tools=(memcheck racecheck initcheck synccheck)
-for tool in "${tools[@]}"; do
-    one_tool "$tool" | tee -a "$tmp/results" &  # lines as they come: a line is one write
+for tool in memcheck racecheck initcheck synccheck; do
+    one_tool "$tool" | tee -a "$tmp/results"
 done
-wait
 pass=$(grep -c "^PASS" "$tmp/results")
 fail=$(grep -c "^FAIL" "$tmp/results")
 echo "$pass passed, $fail failed"

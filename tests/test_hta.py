@@ -42,6 +42,7 @@ H200_TRACES = [
     "01_matmul_add/64_bf16_cold_addmm",       # a Memcpy DtoD per step
     "03_simple_mlp/64x128_768x3072_bf16_cold_eager",  # memsets; more than 128 events
     "04_fused_mlp/1x8_768x3072_bf16_cold_graph",      # kernels from a CUDA graph; a long name
+    "04_fused_mlp/1x8_768x3072_bf16_cold_decode",     # a programmatic dependent launch in a graph
 ]
 TEST_TRACE = os.path.join(ROOT, "bin", "tests", "test_trace")
 

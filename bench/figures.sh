@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Regenerates every figure of the docs (docs/img/*.png) from the raw outputs of one run of
+# bench/run_all.sh, with gnuplot and the scripts in common/plots/ (the stages' own plots):
+#   bench/figures.sh docs/results/h200-2026-11-29
+# Each title ends with the GPU, driver, CUDA version and date the run's env.txt names, so a
+# figure says where its numbers came from. Needs gnuplot and python3; no GPU.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+run=${1:?usage: bench/figures.sh RESULTS_DIR}
+img=docs/img
+t=$run
+command -v gnuplot >/dev/null || { echo "figures: gnuplot is required" >&2; exit 1; }
+
+# "NVIDIA H200, driver 580.159.04, CUDA 13.0, 2026-11-29" from env.txt
+gpu=$(sed -n 's/^gpu: \([^,]*\), \([^,]*\),.*/\1, driver \2/p' "$run/env.txt" | head -1)
+cuda=$(sed -n 's/^driver CUDA Version: \(.*\)/CUDA \1/p' "$run/env.txt" | head -1)
+day=$(sed -n 's/^date: \([0-9-]*\).*/\1/p' "$run/env.txt" | head -1)
+where="$gpu, $cuda, $day"
+
+plot() {  # plot SCRIPT CSV PNG TITLE
+    [ -f "$2" ] || { echo "figures: $2 missing" >&2; exit 1; }
+    gnuplot -e "csv='$2'; png='$3'; title='$4 ($where)'" "common/plots/$1"
+    echo "wrote $3"
+}
+timeline() {  # timeline TRACE STEP PNG TITLE
+    tools/trace_timeline.py "$1" "$2" "$3" --title "$4 ($where)"
+    echo "wrote $3"
+}
+
+m=$t/01_matmul_add
+timeline "$m/64_bf16_cold_eager.json" "ProfileStep#3" "$img/01_timeline_64_eager_step3.png" "matmul + add, size 64, eager, ProfileStep#3"
+plot steps.gp "$m/64_bf16_cold_eager.csv" "$img/01_steps_64_cold_eager.png" "matmul + add, size 64, eager, no warm-up"
+plot steps.gp "$m/64_bf16_warm_eager.csv" "$img/01_steps_64_warm_eager.png" "matmul + add, size 64, eager, 5 warm-up forwards"
+plot steps.gp "$m/4096_bf16_cold_eager.csv" "$img/01_steps_4096_eager_30.png" "matmul + add, size 4096, eager, 30 steps"
+plot crossover.gp "$m/sweep_bf16_eager.csv" "$img/01_crossover_eager.png" "matmul + add, eager, bf16"
+plot crossover.gp "$m/sweep_bf16_fused.csv" "$img/01_crossover_fused.png" "matmul + add, fused, bf16"
+
+l=$t/02_linear
+plot steps.gp "$l/1024x32x64_bf16_cold_epilogue.csv" "$img/02_linear_1024x32x64_bf16_cold_epilogue.png" "Linear 32 -> 64, batch 1024, epilogue"
+plot batch_crossover.gp "$l/sweep_32x64_bf16_epilogue.csv" "$img/02_linear_sweep_32x64_bf16_epilogue.png" "Linear 32 -> 64, epilogue, bf16"
+
+s=$t/03_simple_mlp
+timeline "$s/64x128_768x3072_bf16_cold_eager.json" "ProfileStep#3" "$img/03_timeline_article_eager_step3.png" "GeGLU MLP, article shape, eager, ProfileStep#3"
+plot steps.gp "$s/1x8_768x3072_bf16_cold_eager.csv" "$img/03_simple_mlp_steps_1x8_768x3072_bf16.png" "GeGLU MLP, 8 tokens, eager"
+plot tokens_sweep.gp "$s/sweep_768x3072_bf16_eager.csv" "$img/03_simple_mlp_sweep_768x3072_bf16_eager.png" "GeGLU MLP 768 -> 3072, eager, bf16"
+
+f=$t/04_fused_mlp
+for shape in 64x128_768x3072 1x8_768x3072 64x512_4096x11008; do
+    plot ladder.gp "$f/ladder_${shape}_bf16.csv" "$img/04_fused_mlp_ladder_${shape}_bf16.png" "GeGLU MLP ladder, ${shape/_/, }, bf16"
+done
+plot ladder_sweep.gp "$f/sweep_768x3072_bf16.csv" "$img/04_fused_mlp_sweep_768x3072_bf16.png" "GeGLU MLP 768 -> 3072, every rung, bf16"
