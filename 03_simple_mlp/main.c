@@ -256,7 +256,7 @@ static run_result run_variant(mlp_t *m, const char *tag, const common_args *a, c
     printf("back to back: %.2f us per forward (200 forwards issued without waiting, median of 5)\n",
            res.back_to_back_us);
     res.graph_us = prof_graph_back_to_back_us(forward, m, m->stream, 200, 5);
-    printf("as a CUDA graph (the same %d kernels captured once, replayed with cudaGraphLaunch): %.2f us per "
+    printf("as a CUDA graph (the same %d launches captured once, replayed with cudaGraphLaunch): %.2f us per "
            "forward back to back\n", MLP_N_OPS, res.graph_us);
     report_verdict(res.cpu.median, res.gpu.median);
     report_throughput(g, m->dtype, mlp_flops(m), res.gpu.median);
