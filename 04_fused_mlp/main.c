@@ -14,7 +14,7 @@
  *   merged       Wg and Wu stored as one [2 * hidden, dim] weight: one GEMM for both (3 kernels)
  *   epilogue     our GEMM computes gate and up tiles and writes only gelu(g) * u (2 kernels)
  *   graph        the best of the above, captured once in a CUDA graph, replayed per forward
- *   decode       for <= 16 tokens: two weight-streaming kernels, captured in a CUDA graph
+ *   decode       for <= 16 tokens: two tensor-core weight-streaming kernels, in a CUDA graph
  * `ladder` (the default) runs them all in this order and ends with the comparison table.
  *
  * The program: the rungs' bookkeeping (what each launches and moves), the forwards, setup of
@@ -48,7 +48,7 @@ static const char *const variant_help[] = {
     "one GEMM against [Wg; Wu], the fused GeGLU on its two halves, down GEMM (3 kernels)",
     "our GEMM with the GeGLU in its epilogue, then the down GEMM (2 kernels; gate and up never exist)",
     "the best rung above captured once in a CUDA graph and replayed (no launch cost per kernel)",
-    "weight-streaming kernels for 1..16 tokens, in a CUDA graph (2 kernels)",
+    "tensor-core weight-streaming kernels for 1..16 tokens, in a CUDA graph (2 kernels)",
 };
 
 typedef struct model_t model_t;
@@ -146,8 +146,8 @@ static void print_launches(const model_t *md, int rung)
                "forward\n", rung_traffic(md, rung, (traffic_row[8]){0}), variants[md->captured_rung]);
         break;
     default:
-        printf("launches per forward: cudaGraphLaunch -> decode_gate_up_%s, decode_down_%s (captured once by "
-               "the first forward)\n", dt, dt);
+        printf("launches per forward: cudaGraphLaunch -> decode_gate_up_%s, decode_down_%s (a programmatic "
+               "dependent launch on sm_90; captured once by the first forward)\n", dt, dt);
         break;
     }
 }
