@@ -3,33 +3,49 @@
 # on the same dumped tensors must agree within the dtype's tolerance, and the side-by-side table
 # must list kernels for both. SKIP with the reason when there is no GPU, no PyTorch, or a stage
 # without --dump.
+# The cases run COMPARE_JOBS at a time (3 by default): each starts PyTorch twice (a timed pass
+# and a profiled one), tens of seconds that are mostly CPU; what is checked here is agreement,
+# not timing. A case's line is printed when it ends.
 set -u
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+jobs_max=${COMPARE_JOBS:-3}
 
-case_() {
-    local stage=$1; shift
-    [ -x "bin/$stage" ] || return 0
-    local label="compare $stage $*"
-    if ! "bin/$stage" --help 2>/dev/null | grep -q -- "--dump"; then
-        echo "SKIP $label: bin/$stage has no --dump flag"
-        return 0
-    fi
-    compare/run_compare.sh "$stage" "$@" --steps 3 --no-plot --out "$tmp/$stage" >"$tmp/log" 2>&1
+one_case() {  # one_case ID STAGE ARGS...: one PASS/FAIL/SKIP line
+    local id=$1 stage=$2; shift 2
+    local label="compare $stage $*" log="$tmp/$id.log" line
+    compare/run_compare.sh "$stage" "$@" --steps 3 --no-plot --out "$tmp/$id" >"$log" 2>&1
     local rc=$?
     if [ "$rc" -eq 2 ]; then
-        echo "SKIP $label: $(grep -m1 -E 'waived|required' "$tmp/log")"
+        line="SKIP $label: $(grep -m1 -E 'waived|required' "$log")"
     elif [ "$rc" -ne 0 ]; then
-        echo "FAIL $label: exit $rc"; grep -E "compare|error|FAIL" "$tmp/log" | head -5 | sed 's/^/  /'
-    elif ! grep -q "^compare: .*PASS" "$tmp/log" || grep -q "^compare: .*FAIL" "$tmp/log"; then
-        echo "FAIL $label: no passing comparison of outputs"
-    elif ! grep -qE "^torch .* [0-9]+(-[0-9]+)? kernels" "$tmp/log"; then
-        echo "FAIL $label: the side-by-side table lists no PyTorch kernels"
+        line="FAIL $label: exit $rc"$'\n'"$(grep -E "compare|error|FAIL" "$log" | head -5 | sed 's/^/  /')"
+    elif ! grep -q "^compare: .*PASS" "$log" || grep -q "^compare: .*FAIL" "$log"; then
+        line="FAIL $label: no passing comparison of outputs"
+    elif ! grep -qE "^torch .* [0-9]+(-[0-9]+)? kernels" "$log"; then
+        line="FAIL $label: the side-by-side table lists no PyTorch kernels"
     else
-        echo "PASS $label ($(grep -c '^compare: .*PASS' "$tmp/log") outputs agree)"
+        line="PASS $label ($(grep -c '^compare: .*PASS' "$log") outputs agree)"
     fi
+    printf '%s\n' "$line"
 }
+
+n=0
+case_() {
+    local stage=$1
+    [ -x "bin/$stage" ] || return 0
+    if ! "bin/$stage" --help 2>/dev/null | grep -q -- "--dump"; then
+        echo "SKIP compare $*: bin/$stage has no --dump flag"
+        return 0
+    fi
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
+    one_case "$n" "$@" &
+    n=$((n + 1))
+}
+
+# Build once, before cases run side by side (run_compare.sh builds its stage too).
+make --no-print-directory -s $(for s in 0*/; do [ -f "$s/main.c" ] && echo "${s%/}"; done) >/dev/null 2>&1
 
 for dtype in bf16 fp16 fp32; do
     case_ 01_matmul_add --dtype "$dtype" --size 100 --torch-variant eager
@@ -41,3 +57,4 @@ case_ 02_linear --variant all
 case_ 03_simple_mlp --batch 1 --seq 8
 case_ 04_fused_mlp --batch 1 --seq 8 --variant all --torch-variant eager
 case_ 04_fused_mlp --variant all
+wait

@@ -24,20 +24,20 @@ count() {  # count PASS/FAIL/SKIP lines of one binary's output; a crash or bad e
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
     bin=$1; shift
     echo "== $bin"
+    # Lines are shown as they come (tee), so a run cut short still shows what it reached.
     case $bin in
     *.py)
         if command -v python3 >/dev/null; then
-            python3 "$bin" >"$log" 2>&1
-            rc=$?
+            python3 "$bin" 2>&1 | tee "$log"
+            rc=${PIPESTATUS[0]}
         else
-            echo "SKIP $(basename "$bin" .py): python3 not found" >"$log"
+            echo "SKIP $(basename "$bin" .py): python3 not found" | tee "$log"
             rc=0
         fi ;;
     *)
-        "$bin" >"$log" 2>&1
-        rc=$? ;;
+        "$bin" 2>&1 | tee "$log"
+        rc=${PIPESTATUS[0]} ;;
     esac
-    cat "$log"
     count "$bin" "$rc"
 done
 [ "${1:-}" = "--" ] && shift
