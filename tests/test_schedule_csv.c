@@ -123,6 +123,19 @@ static int test_interrupted_write(void)
     return 0;
 }
 
+/* Under a tool that owns CUPTI (compute-sanitizer, Nsight Compute set CUDA_INJECTION64_PATH)
+ * the stages cut their timing loops; without one they do not. */
+static int test_under_tool(void)
+{
+    unsetenv("CUDA_INJECTION64_PATH");
+    EXPECT(!prof_under_tool(), "a tool reported with no CUDA_INJECTION64_PATH");
+    setenv("CUDA_INJECTION64_PATH", "libsanitizer-collection.so", 1);
+    EXPECT(prof_under_tool(), "CUDA_INJECTION64_PATH set, no tool reported");
+    unsetenv("CUDA_INJECTION64_PATH");
+    EXPECT(!prof_under_tool(), "a tool still reported after CUDA_INJECTION64_PATH was unset");
+    return 0;
+}
+
 int main(void)
 {
     TEST_RUN(test_phases);
@@ -131,5 +144,6 @@ int main(void)
     TEST_RUN(test_unwritable);
     TEST_RUN(test_not_a_directory);
     TEST_RUN(test_interrupted_write);
+    TEST_RUN(test_under_tool);
     TEST_EXIT();
 }
