@@ -352,15 +352,11 @@ static void report_cold_start(model_t *m, const prof_run *run, const common_args
            init, REPS, issue, REPS, calls, (init + issue) / issue);
 }
 
-typedef struct {
-    cudaGraphExec_t exec;
-    cudaStream_t stream;
-} graph_ctx;
-
-static void graph_replay(void *ctx)
+/* The epilogue variant's planned matmul alone, for capture into a graph. */
+static void planned_matmul(void *model)
 {
-    graph_ctx *g = ctx;
-    CUDA_CHECK(cudaGraphLaunch(g->exec, g->stream));
+    model_t *m = model;
+    lt_plan_run(&m->plan, 1.0f, m->x, m->w, 0.0f, m->y, m->y, m->stream);
 }
 
 /* Back to back: the forward, and the bare GEMM at the same shape through a cuBLASLt plan
@@ -384,30 +380,21 @@ static void measure_back_to_back(model_t *m, int calls, run_result *res)
         if (have_lt) bare_gemm_lt(&c);
         bare_gemm_cublas(&c);
     }
-    cudaGraph_t graph = NULL;
-    graph_ctx gc = {.stream = m->stream};
-    if (m->lt_state > 0) {
-        CUDA_CHECK(cudaStreamBeginCapture(m->stream, cudaStreamCaptureModeThreadLocal));
-        lt_plan_run(&m->plan, 1.0f, m->x, m->w, 0.0f, m->y, m->y, m->stream);
-        CUDA_CHECK(cudaStreamEndCapture(m->stream, &graph));
-        CUDA_CHECK(cudaGraphInstantiate(&gc.exec, graph, 0));
-        for (int i = 0; i < 3; i++) graph_replay(&gc);
-    }
+    const int graph = m->lt_state > 0;
+    prof_graph g = {0};
+    if (graph) prof_graph_capture(&g, planned_matmul, m, m->stream);
     double fwd[ROUNDS], bare_lt[ROUNDS] = {0}, bare_gemmex[ROUNDS], replay[ROUNDS] = {0};
     for (int r = 0; r < ROUNDS; r++) {
         fwd[r] = prof_back_to_back_us(forward, m, m->stream, calls, 1);
         if (have_lt) bare_lt[r] = prof_back_to_back_us(bare_gemm_lt, &c, m->stream, calls, 1);
         bare_gemmex[r] = prof_back_to_back_us(bare_gemm_cublas, &c, m->stream, calls, 1);
-        if (graph) replay[r] = prof_back_to_back_us(graph_replay, &gc, m->stream, calls, 1);
+        if (graph) replay[r] = prof_back_to_back_us(prof_graph_replay, &g, m->stream, calls, 1);
     }
     res->back_to_back_us = stats_of(fwd, ROUNDS).median;
     res->bare_lt_us = stats_of(bare_lt, ROUNDS).median;
     res->bare_gemmex_us = stats_of(bare_gemmex, ROUNDS).median;
     res->graph_us = stats_of(replay, ROUNDS).median;
-    if (graph) {
-        CUDA_CHECK(cudaGraphExecDestroy(gc.exec));
-        CUDA_CHECK(cudaGraphDestroy(graph));
-    }
+    if (graph) prof_graph_free(&g);
     if (have_lt) lt_plan_free(&c.plan);
     CUBLASLT_CHECK(cublasLtDestroy(lt));
 }

@@ -40,6 +40,7 @@
 #include "dtype.h"
 #include "../03_simple_mlp/gelu.cuh" // the GELU every MLP kernel uses, in fp32
 #include "check.h"
+#include "gpu.h"
 #include "gemm_geglu.h"
 
 namespace {
@@ -424,22 +425,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 }
 #endif
 
-static int device_capability(void)
-{
-    int dev = 0, major = 0, minor = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
-        return 0;
-    return major * 10 + minor;
-}
-
 // wgmma runs on sm_90 only (sm_90a code runs on no other GPU), and only if this file was built
 // for it; everything else from sm_80 on takes mma.sync.
 static int use_wgmma(void)
 {
 #if defined(GEMM_GEGLU_SM90A)
-    return device_capability() == 90;
+    return gpu_compute_capability() == 90;
 #else
     return 0;
 #endif
@@ -453,13 +444,13 @@ extern "C" int gemm_geglu_supported(dtype_t t, size_t M, size_t dim, size_t hidd
     if (M > int_max || dim > int_max || hidden > int_max) return 0;
     if (dim % 8 != 0) return 0;
     if ((M + BM - 1) / BM > 65535) return 0;
-    return device_capability() >= 80;
+    return gpu_compute_capability() >= 80;
 }
 
 extern "C" const char *gemm_geglu_path(void)
 {
     if (use_wgmma()) return "wgmma m64n256k16, 4-stage cp.async (sm_90a)";
-    return device_capability() >= 80 ? "mma.sync m16n8k16, 4-stage cp.async (sm_80+)"
+    return gpu_compute_capability() >= 80 ? "mma.sync m16n8k16, 4-stage cp.async (sm_80+)"
                                      : "none (needs sm_80 or newer)";
 }
 

@@ -20,6 +20,7 @@ extern "C" {
 }
 #include "../03_simple_mlp/gelu.cuh"
 #include "check.h"
+#include "gpu.h"
 #include "elementwise.cuh"
 #include "kernels.h"
 
@@ -276,16 +277,6 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
 DECODE_KERNELS(bf16, __nv_bfloat16)
 DECODE_KERNELS(fp16, __half)
 
-static int device_capability(void)
-{
-    int dev = 0, major = 0, minor = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
-        return 0;
-    return major * 10 + minor;
-}
-
 extern "C" int decode_supported(dtype_t t, size_t tokens, size_t dim, size_t hidden, char *why, size_t why_len)
 {
     if (tokens < 1 || tokens > DECODE_MAX_TOKENS) {
@@ -301,7 +292,7 @@ extern "C" int decode_supported(dtype_t t, size_t tokens, size_t dim, size_t hid
         snprintf(why, why_len, "dim %zu, hidden %zu: one block per 8 rows must fit in a grid", dim, hidden);
         return 0;
     }
-    if (device_capability() < 80) {
+    if (gpu_compute_capability() < 80) {
         snprintf(why, why_len, "mma.sync with bf16 or fp16 operands needs an sm_80 or newer GPU");
         return 0;
     }
@@ -360,7 +351,7 @@ extern "C" void launch_decode_down(dtype_t t, const void *m, const void *wd, voi
     cudaLaunchAttribute pdl = {};
     pdl.id = cudaLaunchAttributeProgrammaticStreamSerialization;
     pdl.val.programmaticStreamSerializationAllowed = 1;
-    if (device_capability() >= 90) { // programmatic dependent launch exists from sm_90 on
+    if (gpu_compute_capability() >= 90) { // programmatic dependent launch exists from sm_90 on
         cfg.attrs = &pdl;
         cfg.numAttrs = 1;
     }

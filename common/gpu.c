@@ -72,3 +72,13 @@ double gpu_gemm_ceiling(const gpu_info *g, dtype_t t)
 {
     return t == DTYPE_FP32 ? 0.0 : g->gemm_tflops_16bit;
 }
+
+int gpu_compute_capability(void)
+{
+    int dev = 0, major = 0, minor = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
+        return 0;
+    return major * 10 + minor;
+}

@@ -201,29 +201,34 @@ double prof_back_to_back_us(void (*fn)(void *), void *ctx, cudaStream_t stream, 
     return median;
 }
 
-typedef struct {
-    cudaGraphExec_t exec;
-    cudaStream_t stream;
-} graph_replay_ctx;
-
-static void graph_replay(void *ctx)
+void prof_graph_capture(prof_graph *g, void (*fn)(void *), void *ctx, cudaStream_t stream)
 {
-    graph_replay_ctx *g = ctx;
+    g->stream = stream;
+    CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    fn(ctx);
+    CUDA_CHECK(cudaStreamEndCapture(stream, &g->graph));
+    CUDA_CHECK(cudaGraphInstantiate(&g->exec, g->graph, 0));
+    for (int i = 0; i < 3; i++) prof_graph_replay(g); /* the first replay uploads the graph */
+}
+
+void prof_graph_replay(void *graph)
+{
+    prof_graph *g = graph;
     CUDA_CHECK(cudaGraphLaunch(g->exec, g->stream));
+}
+
+void prof_graph_free(prof_graph *g)
+{
+    CUDA_CHECK(cudaGraphExecDestroy(g->exec));
+    CUDA_CHECK(cudaGraphDestroy(g->graph));
 }
 
 double prof_graph_back_to_back_us(void (*fn)(void *), void *ctx, cudaStream_t stream, int n, int repeats)
 {
-    cudaGraph_t graph;
-    graph_replay_ctx g = {.stream = stream};
-    CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    fn(ctx);
-    CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-    CUDA_CHECK(cudaGraphInstantiate(&g.exec, graph, 0));
-    for (int i = 0; i < 3; i++) graph_replay(&g); /* the first replay uploads the graph */
-    double us = prof_back_to_back_us(graph_replay, &g, stream, n, repeats);
-    CUDA_CHECK(cudaGraphExecDestroy(g.exec));
-    CUDA_CHECK(cudaGraphDestroy(graph));
+    prof_graph g;
+    prof_graph_capture(&g, fn, ctx, stream);
+    double us = prof_back_to_back_us(prof_graph_replay, &g, stream, n, repeats);
+    prof_graph_free(&g);
     return us;
 }
 

@@ -66,9 +66,20 @@ int prof_write_csv(const prof_run *r, const char *path);
  * sets it. Median of `repeats` such batches. */
 double prof_back_to_back_us(void (*fn)(void *), void *ctx, cudaStream_t stream, int n, int repeats);
 
-/* The same, with fn's launches captured once into a CUDA graph and the graph replayed: what is
- * left of a forward once the CPU's per-launch work is done once, at capture. fn must only
- * enqueue work on `stream` (no synchronisation, no allocation). */
+/* fn's launches captured once into a CUDA graph (fn must only enqueue work on `stream`: no
+ * synchronisation, no allocation), instantiated and replayed three times; prof_graph_replay
+ * launches it once more (a fn for prof_back_to_back_us). */
+typedef struct {
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    cudaStream_t stream;
+} prof_graph;
+void prof_graph_capture(prof_graph *g, void (*fn)(void *), void *ctx, cudaStream_t stream);
+void prof_graph_replay(void *g);
+void prof_graph_free(prof_graph *g);
+
+/* prof_back_to_back_us of fn captured as a graph and replayed: what is left of a forward once
+ * the CPU's per-launch work is done once, at capture. */
 double prof_graph_back_to_back_us(void (*fn)(void *), void *ctx, cudaStream_t stream, int n, int repeats);
 
 /* True under a tool that owns CUPTI (compute-sanitizer, Nsight Compute), where each launch costs
