@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 run=${1:?usage: bench/figures.sh RESULTS_DIR}
 img=docs/img
 t=$run
+[ -d "$run/traces" ] && t=$run/traces # as bench/run_all.sh writes it; the docs' copy has no traces/ level
 command -v gnuplot >/dev/null || { echo "figures: gnuplot is required" >&2; exit 1; }
 
 # "NVIDIA H200, driver 580.159.04, CUDA 13.0, 2026-11-29" from env.txt

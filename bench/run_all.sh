@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Regenerates every figure the docs quote, on the GPU at hand, in one go:
+# Reruns everything the docs quote, on the GPU at hand, in one go:
 #   bench/run_all.sh [OUTDIR]          (default: results/)
-# GPU tests, the ceilings, each stage's runs, sweeps and traces, sanitizer runs. Everything
-# lands in OUTDIR: a log per part, the traces/ tree, env.txt naming the GPU, driver, CUDA and date.
+#   bench/figures.sh OUTDIR            then draws the docs' figures from it (needs gnuplot)
+# The ceilings, each stage's runs, sweeps and traces, then the GPU tests and the sanitizer runs.
+# Everything lands in OUTDIR: a log per part, the traces/ tree, env.txt naming the GPU, driver,
+# CUDA and date.
 # Expects the programs built (make all && make bin/tests/...: `make test` builds them).
 set -u
 cd "$(dirname "$0")/.."
@@ -64,16 +66,13 @@ if want 04 && [ -x bin/04_fused_mlp ]; then
     part 04 $s --batch 64 --seq 512 --dim 4096 --hidden 11008 --steps 5 --no-trace
     part 04 $s --sweep --no-trace
 fi
+# The tests and the sanitizers take minutes, not seconds: limits of their own.
 if want tests; then
-    part tests timeout $((lim * 2)) tests/run_tests.sh bin/tests/* tests/gpu_*.sh -- $(for s in 0*/; do [ -x "bin/${s%/}" ] && echo "${s%/}"; done)
+    part tests timeout "${TESTS_LIMIT:-900}" tests/run_tests.sh bin/tests/* tests/gpu_*.sh -- $(for s in 0*/; do [ -x "bin/${s%/}" ] && echo "${s%/}"; done)
     tail -1 "$out/tests.log"
 fi
-if want sanitize && command -v compute-sanitizer >/dev/null; then
-    for tool in memcheck racecheck initcheck synccheck; do
-        for t in bin/tests/gpu_*; do
-            [ -x "$t" ] && part "sanitize_$tool" compute-sanitizer --tool "$tool" --error-exitcode 9 "$t"
-        done
-    done
-    grep -h "ERROR SUMMARY\|exit " "$out"/sanitize_*.log | sort | uniq -c
+if want sanitize; then
+    part sanitize timeout "${SANITIZE_LIMIT:-1800}" tests/sanitize.sh
+    tail -1 "$out/sanitize.log"
 fi
 echo "done: $out"
