@@ -256,14 +256,8 @@ static run_result run_variant(model_t *m, const host_inputs *h, const common_arg
     tag_of(tag, sizeof tag, m, a);
     snprintf(base, sizeof base, "%s/%s", a->out_dir, tag);
 
-    for (int i = 0; i < a->sched.warmup; i++) forward(m);
     prof_run run;
-    prof_init(&run, &a->sched, m->stream);
-    for (int s = 0; s < run.n_steps; s++) {
-        prof_step_begin(&run, s);
-        forward(m);
-        prof_step_end(&run, s);
-    }
+    prof_run_schedule(&run, &a->sched, m->stream, forward, m);
 
     if (run.traced) { /* the trace pass only records; the timed pass below reports */
         if (trace_write(base, 12) == 0) printf("trace: wrote %s.json and %s.txt\n", base, base);
@@ -370,14 +364,8 @@ static int run_sweep(const common_args *a, long long batch, int variant, const g
         model_t m = {.dtype = a->dtype, .n = n, .batch = (int)batch, .variant = variant};
         host_inputs h;
         model_setup(&m, &h, a->seed);
-        for (int i = 0; i < sched.warmup; i++) forward(&m);
         prof_run run;
-        prof_init(&run, &sched, m.stream);
-        for (int s = 0; s < run.n_steps; s++) {
-            prof_step_begin(&run, s);
-            forward(&m);
-            prof_step_end(&run, s);
-        }
+        prof_run_schedule(&run, &sched, m.stream, forward, &m);
         double cpu = prof_active_stats(&run, 0).median, gpu = prof_active_stats(&run, 1).median;
         double b2b = prof_back_to_back_us(forward, &m, m.stream, n <= 1024 ? 100 : 10, 3);
         double tflops = 2.0 * (double)n * n * n * batch / (gpu * 1e-6) / 1e12;

@@ -67,6 +67,17 @@ static void rate_of(const mlp_t *m, const gpu_info *g, mlp_op op, double us, cha
     }
 }
 
+typedef struct {
+    mlp_t *m;
+    mlp_op op;
+} op_ctx;
+
+static void run_op(void *ctx)
+{
+    const op_ctx *c = ctx;
+    mlp_run_op(c->m, c->op);
+}
+
 /* Each op alone, in a gated step (the GPU starts it only once it is fully issued, so the time
  * is the op's own): 3 warm-up runs, then the median of 20. The CPU column is what issuing the op
  * costs: a cuBLASLt call with its plan made, or a plain kernel launch. */
@@ -79,12 +90,8 @@ static void time_ops(mlp_t *m, double cpu_us[MLP_N_OPS], double gpu_us[MLP_N_OPS
         snprintf(label, sizeof label, "op_timing:%s", mlp_op_names[op]);
         prof_range_push(label);
         prof_run run;
-        prof_init(&run, &sched, m->stream);
-        for (int s = 0; s < run.n_steps; s++) {
-            prof_step_begin(&run, s);
-            mlp_run_op(m, (mlp_op)op);
-            prof_step_end(&run, s);
-        }
+        op_ctx c = {m, (mlp_op)op};
+        prof_run_schedule(&run, &sched, m->stream, run_op, &c);
         cpu_us[op] = prof_active_stats(&run, 0).median;
         gpu_us[op] = prof_active_stats(&run, 1).median;
         prof_free(&run);
@@ -225,14 +232,8 @@ static run_result run_variant(mlp_t *m, const char *tag, const common_args *a, c
     char base[700];
     snprintf(base, sizeof base, "%s/%s", a->out_dir, tag);
 
-    for (int i = 0; i < a->sched.warmup; i++) forward(m);
     prof_run run;
-    prof_init(&run, &a->sched, m->stream);
-    for (int s = 0; s < run.n_steps; s++) {
-        prof_step_begin(&run, s);
-        forward(m);
-        prof_step_end(&run, s);
-    }
+    prof_run_schedule(&run, &a->sched, m->stream, forward, m);
 
     if (run.traced) { /* the trace pass only records; the timed pass reports */
         if (trace_write(base, 12) == 0) {
@@ -293,14 +294,8 @@ static int run_sweep(const common_args *a, size_t dim, size_t hidden, const gpu_
     for (size_t tokens = 1; tokens <= 32768; tokens *= 2) {
         mlp_t m;
         mlp_setup(&m, a->dtype, tokens, dim, hidden, a->seed);
-        for (int i = 0; i < sched.warmup; i++) forward(&m);
         prof_run run;
-        prof_init(&run, &sched, m.stream);
-        for (int s = 0; s < run.n_steps; s++) {
-            prof_step_begin(&run, s);
-            forward(&m);
-            prof_step_end(&run, s);
-        }
+        prof_run_schedule(&run, &sched, m.stream, forward, &m);
         double cpu = prof_active_stats(&run, 0).median, gpu = prof_active_stats(&run, 1).median;
         double b2b = prof_back_to_back_us(forward, &m, m.stream, tokens <= 1024 ? 100 : 10, 3);
         double tflops = mlp_flops(&m) / (gpu * 1e-6) / 1e12;

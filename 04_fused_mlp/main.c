@@ -392,14 +392,8 @@ static rung_result run_rung(model_t *md, const common_args *a, const gpu_info *g
     tag_of(tag, sizeof tag, &md->mlp, batch, seq, a, md->rung);
     snprintf(base, sizeof base, "%s/%s", a->out_dir, tag);
 
-    for (int i = 0; i < a->sched.warmup; i++) forward(md);
     prof_run run;
-    prof_init(&run, &a->sched, md->mlp.stream);
-    for (int s = 0; s < run.n_steps; s++) {
-        prof_step_begin(&run, s);
-        forward(md);
-        prof_step_end(&run, s);
-    }
+    prof_run_schedule(&run, &a->sched, md->mlp.stream, forward, md);
 
     traffic_row t[8];
     res.kernels = rung_traffic(md, md->rung, t);

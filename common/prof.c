@@ -71,6 +71,17 @@ void prof_free(prof_run *r)
     free(r->ev_stop);
 }
 
+void prof_run_schedule(prof_run *r, const schedule_t *sched, cudaStream_t stream, void (*fn)(void *), void *ctx)
+{
+    for (int i = 0; i < sched->warmup; i++) fn(ctx);
+    prof_init(r, sched, stream);
+    for (int s = 0; s < r->n_steps; s++) {
+        prof_step_begin(r, s);
+        fn(ctx);
+        prof_step_end(r, s);
+    }
+}
+
 phase_t prof_phase(const prof_run *r, int step)
 {
     if (step < r->sched.wait) return PHASE_WAIT;

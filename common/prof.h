@@ -1,6 +1,7 @@
 /* prof.h: the articles' step schedule, NVTX ranges, and per-step timing.
  *
- * A stage runs its forward inside this loop (see any stage's main.c):
+ * A stage runs its forward inside this loop (prof_run_schedule, after the --warmup untimed
+ * forwards):
  *
  *   prof_run run;
  *   prof_init(&run, &args.sched, stream);
@@ -46,6 +47,9 @@ typedef struct {
 
 void prof_init(prof_run *r, const schedule_t *sched, cudaStream_t stream);
 void prof_free(prof_run *r);
+/* The loop above for a forward fn(ctx): sched->warmup untimed calls, prof_init, then each step
+ * around one call. The caller reads the run, then prof_free()s it. */
+void prof_run_schedule(prof_run *r, const schedule_t *sched, cudaStream_t stream, void (*fn)(void *), void *ctx);
 phase_t prof_phase(const prof_run *r, int step);
 const char *prof_phase_name(phase_t p);
 void prof_step_begin(prof_run *r, int step);
