@@ -328,6 +328,22 @@ def spawn_trace_pass(variant):
 
 # ---- one stage's run -------------------------------------------------------------------
 
+def module_forwards(torch, module, x, variant):
+    """(step_fn, reference_fn) for make_forward when the forward is an nn.Module on x: the module
+    (compiled under --variant compile) and the module itself, both without autograd."""
+    fn = torch.compile(module) if variant == "compile" else module
+
+    def step():
+        with torch.no_grad():
+            return fn(x)
+
+    def reference():
+        with torch.no_grad():
+            return module(x)
+
+    return step, reference
+
+
 def run(args, tag_of, make_forward, launches, record_name):
     """The whole PyTorch side for one stage.
 

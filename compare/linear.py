@@ -56,17 +56,7 @@ def main():
             layer.reset_parameters()
             g = torch.Generator(device="cuda").manual_seed(args.seed)
             x = torch.rand(want["x"], generator=g, device="cuda").mul_(2).sub_(1).to(dt)
-        fn = torch.compile(layer) if variant == "compile" else layer
-
-        def forward():
-            with torch.no_grad():
-                return fn(x)
-
-        def reference():
-            with torch.no_grad():
-                return layer(x)
-
-        return forward, reference
+        return common.module_forwards(torch, layer, x, variant)
 
     return common.run(args, tag_of, make_forward, LAUNCHES, "linear_fwd")
 

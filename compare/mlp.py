@@ -77,17 +77,7 @@ def main():
         else:
             g = torch.Generator(device="cuda").manual_seed(args.seed)
             x = torch.rand(want["x"], generator=g, device="cuda").mul_(2).sub_(1).to(dt)
-        fn = torch.compile(model) if variant == "compile" else model
-
-        def forward():
-            with torch.no_grad():
-                return fn(x)
-
-        def reference():
-            with torch.no_grad():
-                return model(x)
-
-        return forward, reference
+        return common.module_forwards(torch, model, x, variant)
 
     return common.run(args, tag_of, make_forward, LAUNCHES, "mlp_fwd")
 
