@@ -75,10 +75,14 @@ double gpu_gemm_ceiling(const gpu_info *g, dtype_t t)
 
 int gpu_compute_capability(void)
 {
+    /* Asked by launchers on every call; our programs use one device, so ask the driver once. */
+    static int known = -1;
+    if (known >= 0) return known;
     int dev = 0, major = 0, minor = 0;
     if (cudaGetDevice(&dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
         return 0;
-    return major * 10 + minor;
+    known = major * 10 + minor;
+    return known;
 }

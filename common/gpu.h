@@ -30,8 +30,8 @@ void gpu_print(const gpu_info *g);
 void gpu_require_fits(size_t bytes, const char *what);
 /* Dense GEMM ceiling for this dtype in TFLOP/s, or 0 when not measured. */
 double gpu_gemm_ceiling(const gpu_info *g, dtype_t t);
-/* The current device's compute capability as 10 * major + minor (90 for an H100/H200), 0 when
- * there is no usable device: what a launcher asks before picking a code path. */
+/* The device's compute capability as 10 * major + minor (90 for an H100/H200), 0 when there is
+ * no usable device: what a launcher asks before picking a code path. Read once per process. */
 int gpu_compute_capability(void);
 
 #ifdef __cplusplus
