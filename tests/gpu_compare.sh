@@ -6,6 +6,7 @@
 # The cases run COMPARE_JOBS at a time (3 by default): each starts PyTorch twice (a timed pass
 # and a profiled one), tens of seconds that are mostly CPU; what is checked here is agreement,
 # not timing. A case's line is printed when it ends.
+# COMPARE_LOGS=DIR keeps each case's whole output (both tables, the side-by-side) as DIR/N.log.
 set -u
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
@@ -29,6 +30,9 @@ one_case() {  # one_case ID STAGE ARGS...: one PASS/FAIL/SKIP line
         line="PASS $label ($(grep -c '^compare: .*PASS' "$log") outputs agree)"
     fi
     printf '%s\n' "$line"
+    if [ -n "${COMPARE_LOGS:-}" ]; then
+        mkdir -p "$COMPARE_LOGS" && { echo "# $label"; cat "$log"; } >"$COMPARE_LOGS/$id.log"
+    fi
 }
 
 n=0
@@ -47,14 +51,15 @@ case_() {
 # Build once, before cases run side by side (run_compare.sh builds its stage too).
 make --no-print-directory -s $(for s in 0*/; do [ -f "$s/main.c" ] && echo "${s%/}"; done) >/dev/null 2>&1
 
+# The slowest first (torch.compile compiles for tens of seconds), so the cases end close together.
+case_ 04_fused_mlp --variant all
+case_ 04_fused_mlp --batch 1 --seq 8 --variant all
+case_ 03_simple_mlp --batch 1 --seq 8
+case_ 02_linear --variant all
+case_ 01_matmul_add --size 4096 --variant all
 for dtype in bf16 fp16 fp32; do
     case_ 01_matmul_add --dtype "$dtype" --size 100 --torch-variant eager
     case_ 02_linear --dtype "$dtype" --batch 33 --in_dim 17 --out_dim 65 --torch-variant eager
     case_ 03_simple_mlp --dtype "$dtype" --batch 1 --seq 8 --dim 64 --hidden 256 --torch-variant eager
 done
-case_ 01_matmul_add --size 4096 --variant all
-case_ 02_linear --variant all
-case_ 03_simple_mlp --batch 1 --seq 8
-case_ 04_fused_mlp --batch 1 --seq 8 --variant all --torch-variant eager
-case_ 04_fused_mlp --variant all
 wait
