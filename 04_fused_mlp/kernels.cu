@@ -13,7 +13,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <cooperative_groups.h>
 #include <type_traits>
 
 extern "C" {
@@ -134,13 +133,6 @@ extern "C" void launch_geglu(dtype_t t, const void *gate, const void *up, size_t
 //          steps w, w + warps, ...; their fp32 partial sums meet in shared memory and warp 0
 //          applies the epilogue: gelu(g) * u (gate_up, Wg and Wu side by side: only m is
 //          written) or the plain sum (down)
-//   split  on sm_90 a long K is split further, over the blocks of a thread-block cluster (up
-//          to 8; gridDim.x of them, blockIdx.y picks the 8 rows): each block sums its warps,
-//          then block 0 of the cluster reads the others' sums straight from their shared
-//          memory (distributed shared memory) and writes the result. Without it the down
-//          kernel at the article's widths (K = 3072, 768 rows) was 96 blocks of 16 warps: 96
-//          of 132 SMs, each block using a whole SM's registers, so none could start before
-//          gate_up's blocks had left. Split 4 ways it is 384 blocks of 4 warps, like gate_up.
 //   loads  each lane loads DECODE_UNROLL steps of all its operands before the first mma, so a
 //          warp has up to 3 x 4 x 16 bytes of weights in flight per lane
 //   launch the down kernel is a programmatic dependent launch (sm_90): it is scheduled while
@@ -149,9 +141,7 @@ extern "C" void launch_geglu(dtype_t t, const void *gate, const void *up, size_t
 // Rows of x, W past the matrix and K past its end load as zeros; K not a multiple of 8 or
 // unaligned bases take an element-by-element load into the same registers.
 #define DECODE_MAX_WARPS 16
-#define DECODE_UNROLL 3     // 64-value steps of K per warp per round
-#define DECODE_MAX_SPLIT 8  // blocks per cluster; 8 is the portable limit
-#define DECODE_SPLIT_WARPS 4 // split K over a cluster until a block has about this many warps
+#define DECODE_UNROLL 3 // 64-value steps of K per warp per round
 
 // c += a (16 x 16) * b (16 x 8), fp32 accumulation.
 template <typename T> __device__ __forceinline__ void mma_16816(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
@@ -206,16 +196,12 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
     __shared__ float partial[DECODE_MAX_WARPS][2][4][32];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
     const int g = lane / 4, c = lane % 4;
-    // This warp's place among all the warps splitting K: those of its block, and of the other
-    // blocks of its cluster (gridDim.x of them; 1 without a cluster).
-    const int split = gridDim.x, rank = blockIdx.x;
-    const int kwarp = rank * warps + warp, kwarps = split * warps;
-    const size_t n0 = (size_t)blockIdx.y * 8, steps = (K + 63) / 64;
+    const size_t n0 = (size_t)blockIdx.x * 8, steps = (K + 63) / 64;
     const size_t t_lo = g, t_hi = g + 8; // the two token rows of this lane's mma fragments
     if (GATED) grid_dependents_launch(); // the down kernel may start streaming its weights
     float acc_a[4] = {0.0f, 0.0f, 0.0f, 0.0f}, acc_b[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 
-    for (size_t s0 = kwarp; s0 < steps; s0 += (size_t)DECODE_UNROLL * kwarps) {
+    for (size_t s0 = warp; s0 < steps; s0 += (size_t)DECODE_UNROLL * warps) {
         uint4 w_a[DECODE_UNROLL][2], w_b[DECODE_UNROLL][2], x_lo[DECODE_UNROLL][2], x_hi[DECODE_UNROLL][2];
         // Instruction h of step s reads values s * 64 + h * 32 + [0, 32) of each row: the four
         // lanes of a row cover 64 contiguous bytes, two whole 32-byte sectors.
@@ -223,7 +209,7 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
         for (int u = 0; u < DECODE_UNROLL; u++)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                const size_t k = (s0 + (size_t)u * kwarps) * 64 + h * 32 + c * 8; // past K: zeros
+                const size_t k = (s0 + (size_t)u * warps) * 64 + h * 32 + c * 8; // past K: zeros
                 w_a[u][h] = load8(wa, n0 + g, rows, k, K, vec);
                 w_b[u][h] = GATED ? load8(wb, n0 + g, rows, k, K, vec) : make_uint4(0, 0, 0, 0);
             }
@@ -231,12 +217,12 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
         // gate_up kernel's m). Launched as a programmatic dependent, this kernel starts while
         // that one finishes, its first weights already on the way; here it waits for the
         // kernel before to complete and its writes to be visible (a no-op otherwise).
-        if (s0 == (size_t)kwarp) grid_dependency_wait();
+        if (s0 == (size_t)warp) grid_dependency_wait();
 #pragma unroll
         for (int u = 0; u < DECODE_UNROLL; u++)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                const size_t k = (s0 + (size_t)u * kwarps) * 64 + h * 32 + c * 8;
+                const size_t k = (s0 + (size_t)u * warps) * 64 + h * 32 + c * 8;
                 x_lo[u][h] = load8(x, t_lo, (size_t)tokens, k, K, vec);
                 x_hi[u][h] = load8(x, t_hi, (size_t)tokens, k, K, vec);
             }
@@ -261,36 +247,15 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
         partial[warp][1][r][lane] = acc_b[r];
     }
     __syncthreads();
-    // The block's sum, in warp order (the same sum on every run), into partial[0].
-    if (warp == 0)
-#pragma unroll
-        for (int r = 0; r < 4; r++)
-            for (int w = 1; w < warps; w++) {
-                partial[0][0][r][lane] += partial[w][0][r][lane];
-                partial[0][1][r][lane] += partial[w][1][r][lane];
-            }
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if (split > 1) {
-        namespace cg = cooperative_groups;
-        cg::cluster_group cluster = cg::this_cluster();
-        cluster.sync(); // every block's sum is in its shared memory
-        if (rank == 0 && warp == 0)
-            for (int q = 1; q < split; q++) { // in rank order, again the same sum every run
-                const float *theirs = cluster.map_shared_rank(&partial[0][0][0][0], q);
-#pragma unroll
-                for (int r = 0; r < 4; r++) {
-                    partial[0][0][r][lane] += theirs[(0 * 4 + r) * 32 + lane];
-                    partial[0][1][r][lane] += theirs[(1 * 4 + r) * 32 + lane];
-                }
-            }
-        cluster.sync(); // no block leaves (freeing its shared memory) before block 0 has read it
-    }
-#endif
-    if (rank != 0 || warp != 0) return;
+    if (warp != 0) return;
     // Accumulator r of lane (g, c): token g (r < 2) or g + 8 (r >= 2), weight row 2c + r % 2.
 #pragma unroll
     for (int r = 0; r < 4; r++) {
-        const float a = partial[0][0][r][lane], b = partial[0][1][r][lane];
+        float a = 0.0f, b = 0.0f;
+        for (int w = 0; w < warps; w++) { // in warp order: the same sum on every run
+            a += partial[w][0][r][lane];
+            b += partial[w][1][r][lane];
+        }
         const size_t t = r < 2 ? t_lo : t_hi, j = n0 + 2 * c + r % 2;
         if (t < (size_t)tokens && j < rows) out[t * rows + j] = from_float<T>(GATED ? gelu_tanh(a) * b : a);
     }
@@ -323,9 +288,8 @@ extern "C" int decode_supported(dtype_t t, size_t tokens, size_t dim, size_t hid
         snprintf(why, why_len, "fp32; the decode kernels multiply on tensor cores (bf16 or fp16 operands)");
         return 0;
     }
-    if (dim == 0 || hidden == 0 || (dim + 7) / 8 > 65535 || (hidden + 7) / 8 > 65535) {
-        snprintf(why, why_len, "dim %zu, hidden %zu: one block per 8 rows, at most 65535 of them (the grid's y)",
-                 dim, hidden);
+    if (dim == 0 || hidden == 0 || (dim + 7) / 8 > 0x7fffffff || (hidden + 7) / 8 > 0x7fffffff) {
+        snprintf(why, why_len, "dim %zu, hidden %zu: one block per 8 rows must fit in a grid", dim, hidden);
         return 0;
     }
     if (gpu_compute_capability() < 80) {
@@ -344,19 +308,14 @@ static void decode_require(dtype_t t, size_t tokens, size_t dim, size_t hidden)
     }
 }
 
-// Enough warps that each does at most DECODE_UNROLL steps of K (all its loads in one round),
-// up to DECODE_MAX_WARPS per block. On sm_90 those warps are spread over a cluster of 1, 2, 4
-// or 8 blocks, until a block has about DECODE_SPLIT_WARPS: x of the grid is the cluster, y one
-// row of 8 weight rows per cluster.
+// One block per 8 weight rows; enough warps that each does at most DECODE_UNROLL steps of K
+// (all its loads in one round) up to DECODE_MAX_WARPS.
 static void decode_shape(size_t K, size_t rows, dim3 *grid, dim3 *block)
 {
-    const size_t steps = (K + 63) / 64, kwarps = (steps + DECODE_UNROLL - 1) / DECODE_UNROLL;
-    size_t split = 1;
-    if (gpu_compute_capability() >= 90)
-        while (split < DECODE_MAX_SPLIT && kwarps > split * DECODE_SPLIT_WARPS) split *= 2;
-    size_t warps = (kwarps + split - 1) / split;
+    const size_t steps = (K + 63) / 64;
+    size_t warps = (steps + DECODE_UNROLL - 1) / DECODE_UNROLL;
     if (warps > DECODE_MAX_WARPS) warps = DECODE_MAX_WARPS;
-    *grid = dim3((unsigned)split, (unsigned)((rows + 7) / 8));
+    *grid = dim3((unsigned)((rows + 7) / 8));
     *block = dim3((unsigned)(32 * warps));
 }
 
@@ -365,44 +324,20 @@ static bool decode_vec(size_t K, const void *a, const void *b, const void *c)
     return K % 8 == 0 && aligned16(a) && aligned16(b) && (!c || aligned16(c));
 }
 
-// The launch both kernels share: the grid above, its x as one cluster when split, and for the
-// down kernel a programmatic dependent launch (both exist from sm_90 on).
-static cudaLaunchConfig_t decode_config(size_t K, size_t rows, bool dependent, cudaLaunchAttribute attrs[2],
-                                        cudaStream_t stream)
-{
-    cudaLaunchConfig_t cfg = {};
-    decode_shape(K, rows, &cfg.gridDim, &cfg.blockDim);
-    cfg.stream = stream;
-    cfg.attrs = attrs;
-    if (cfg.gridDim.x > 1) {
-        attrs[cfg.numAttrs].id = cudaLaunchAttributeClusterDimension;
-        attrs[cfg.numAttrs].val.clusterDim.x = cfg.gridDim.x;
-        attrs[cfg.numAttrs].val.clusterDim.y = 1;
-        attrs[cfg.numAttrs].val.clusterDim.z = 1;
-        cfg.numAttrs++;
-    }
-    if (dependent && gpu_compute_capability() >= 90) {
-        attrs[cfg.numAttrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attrs[cfg.numAttrs].val.programmaticStreamSerializationAllowed = 1;
-        cfg.numAttrs++;
-    }
-    return cfg;
-}
-
 extern "C" void launch_decode_gate_up(dtype_t t, const void *x, const void *wg, const void *wu, void *m,
                                       size_t tokens, size_t dim, size_t hidden, cudaStream_t stream)
 {
     decode_require(t, tokens, dim, hidden);
     const bool vec = decode_vec(dim, x, wg, wu);
-    cudaLaunchAttribute attrs[2] = {};
-    const cudaLaunchConfig_t cfg = decode_config(dim, hidden, false, attrs, stream);
-    const int tok = (int)tokens;
+    dim3 grid, block;
+    decode_shape(dim, hidden, &grid, &block);
     if (t == DTYPE_BF16)
-        CUDA_CHECK(cudaLaunchKernelEx(&cfg, decode_gate_up_bf16, (const __nv_bfloat16 *)x, (const __nv_bfloat16 *)wg,
-                                      (const __nv_bfloat16 *)wu, (__nv_bfloat16 *)m, tok, dim, hidden, vec));
+        decode_gate_up_bf16<<<grid, block, 0, stream>>>((const __nv_bfloat16 *)x, (const __nv_bfloat16 *)wg,
+                                                        (const __nv_bfloat16 *)wu, (__nv_bfloat16 *)m,
+                                                        (int)tokens, dim, hidden, vec);
     else
-        CUDA_CHECK(cudaLaunchKernelEx(&cfg, decode_gate_up_fp16, (const __half *)x, (const __half *)wg,
-                                      (const __half *)wu, (__half *)m, tok, dim, hidden, vec));
+        decode_gate_up_fp16<<<grid, block, 0, stream>>>((const __half *)x, (const __half *)wg, (const __half *)wu,
+                                                        (__half *)m, (int)tokens, dim, hidden, vec);
 }
 
 extern "C" void launch_decode_down(dtype_t t, const void *m, const void *wd, void *y, size_t tokens,
@@ -410,8 +345,16 @@ extern "C" void launch_decode_down(dtype_t t, const void *m, const void *wd, voi
 {
     decode_require(t, tokens, dim, hidden);
     const bool vec = decode_vec(hidden, m, wd, NULL);
-    cudaLaunchAttribute attrs[2] = {};
-    const cudaLaunchConfig_t cfg = decode_config(hidden, dim, true, attrs, stream);
+    cudaLaunchConfig_t cfg = {};
+    decode_shape(hidden, dim, &cfg.gridDim, &cfg.blockDim);
+    cfg.stream = stream;
+    cudaLaunchAttribute pdl = {};
+    pdl.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    pdl.val.programmaticStreamSerializationAllowed = 1;
+    if (gpu_compute_capability() >= 90) { // programmatic dependent launch exists from sm_90 on
+        cfg.attrs = &pdl;
+        cfg.numAttrs = 1;
+    }
     const int tok = (int)tokens;
     if (t == DTYPE_BF16)
         CUDA_CHECK(cudaLaunchKernelEx(&cfg, decode_down_bf16, (const __nv_bfloat16 *)m, (const __nv_bfloat16 *)wd,
