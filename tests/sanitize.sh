@@ -7,7 +7,7 @@
 # Under a tool our own CUPTI trace turns itself off (the tool owns CUPTI), and the stages cut
 # their timing loops to one call and do not gate their steps; both say so.
 # A subset: SANITIZE_TOOLS="racecheck initcheck" (default all four), SANITIZE_ONLY=REGEX (cases
-# whose label matches, e.g. "^04|gpu_04").
+# whose label matches, e.g. "^04|gpu_04"). SANITIZE_LOGS=DIR keeps every run's whole output.
 set -u
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
@@ -30,8 +30,13 @@ check() {  # check TOOL LABEL COMMAND...: one PASS/FAIL/SKIP line
     elif [ "$rc" -eq 0 ]; then
         echo "PASS $tool $label (${dt} s)"
     else
-        echo "FAIL $tool $label (exit $rc, ${dt} s)"; grep -m5 -E "=========|error" "$log" | sed 's/^/  /'
+        echo "FAIL $tool $label (exit $rc, ${dt} s)"
+        # the tool's findings, then the program's own last words (an error of its own, not the tool's)
+        grep "^========= [^ ]" "$log" | grep -v "COMPUTE-SANITIZER" | head -n 5 | sed 's/^/  /'
+        grep -v "^=========" "$log" | tail -n 3 | sed 's/^/  program: /'
     fi
+    [ -n "${SANITIZE_LOGS:-}" ] && mkdir -p "$SANITIZE_LOGS" && cp "$log" "$SANITIZE_LOGS/$tool-${label//[^A-Za-z0-9_.-]/_}.log"
+    return 0
 }
 
 one_tool() {  # every case under one tool
