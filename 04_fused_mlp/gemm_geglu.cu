@@ -19,14 +19,15 @@
 // apart twice is 128 B, the bank period), a 4-way conflict. Storing chunk c of row r at chunk
 // c ^ ((r >> 1) & 3) sends those 8 reads to 8 different 16-byte bank groups.
 //
-// Two engines compute that tile: mma.sync (below, any GPU from sm_80 on) and, when this file is
-// built for sm_90a with -DGEMM_GEGLU_SM90A, Hopper's wgmma (further down); the launcher picks one
-// at run time by the device's compute capability.
+// Two engines compute that tile: mma.sync fed by cp.async (below, any GPU from sm_80 on) and,
+// when this file is built for sm_90a with -DGEMM_GEGLU_SM90A, Hopper's wgmma fed by TMA from a
+// producer warp (further down); the launcher picks one at run time by the device's compute
+// capability.
 //
 // Tails: rows of x past M and rows of Wg/Wu past hidden are loaded as zeros (cp.async with a
-// source size of 0), and so are K chunks past dim; since dim is a multiple of 8, a 16-byte chunk
-// is either wholly inside a row or wholly past its end. Stores are predicated on row < M and
-// column < hidden.
+// source size of 0, or the TMA engine's fill past a tensor's bounds), and so are K chunks past
+// dim; since dim is a multiple of 8, a 16-byte chunk is either wholly inside a row or wholly
+// past its end. Stores are predicated on row < M and column < hidden.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
