@@ -57,8 +57,8 @@ struct model_t {
     int rung;
     /* merged: [Wg; Wu] as one [2 * hidden, dim] weight, and its GEMM's output [M, 2 * hidden] */
     void *wgu, *gu;
-    /* graph and decode: the forward that is captured, and the graph, made by the first forward */
-    void (*captured)(model_t *);
+    /* graph and decode: the rung whose forward the graph holds, and the graph, made by the first
+     * forward */
     int captured_rung;
     cudaGraphExec_t graph;
 };
@@ -241,18 +241,25 @@ static void fwd_decode_kernels(model_t *md)
     prof_range_pop();
 }
 
-/* Captures md->captured once. One plain run goes first, so that everything done only on a first
- * call (cuBLAS's handle and kernel choice, module loading, our launchers' attribute calls) is
- * done outside the capture: a capture records stream work, and calls that synchronise the device
- * would invalidate it. The ranges pushed during capture appear once, in the first step. */
+/* Each rung's own launches: run as they are, or captured into a graph (DECODE only that way). */
+static void (*const rung_forward[N_VARIANTS])(model_t *) = {
+    [EAGER] = fwd_eager, [FUSED_GEGLU] = fwd_fused_geglu, [MERGED] = fwd_merged, [EPILOGUE] = fwd_epilogue,
+    [DECODE] = fwd_decode_kernels,
+};
+
+/* Captures the forward of rung md->captured_rung once. One plain run goes first, so that
+ * everything done only on a first call (cuBLAS's handle and kernel choice, module loading, our
+ * launchers' attribute calls) is done outside the capture: a capture records stream work, and
+ * calls that synchronise the device would invalidate it. The ranges pushed during capture
+ * appear once, in the first step. */
 static void capture_graph(model_t *md)
 {
     cudaStream_t s = md->mlp.stream;
-    md->captured(md);
+    rung_forward[md->captured_rung](md);
     CUDA_CHECK(cudaStreamSynchronize(s));
     cudaGraph_t g;
     CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-    md->captured(md);
+    rung_forward[md->captured_rung](md);
     CUDA_CHECK(cudaStreamEndCapture(s, &g));
     CUDA_CHECK(cudaGraphInstantiate(&md->graph, g, 0));
     CUDA_CHECK(cudaGraphDestroy(g));
@@ -266,16 +273,13 @@ static void forward(void *ctx)
         return;
     }
     prof_range_push("mlp_fwd");
-    switch (md->rung) {
-    case FUSED_GEGLU: fwd_fused_geglu(md); break;
-    case MERGED: fwd_merged(md); break;
-    case EPILOGUE: fwd_epilogue(md); break;
-    default: /* GRAPH, DECODE */
+    if (md->rung == GRAPH || md->rung == DECODE) {
         if (!md->graph) capture_graph(md);
         prof_range_push("graph_launch");
         CUDA_CHECK(cudaGraphLaunch(md->graph, md->mlp.stream));
         prof_range_pop();
-        break;
+    } else {
+        rung_forward[md->rung](md);
     }
     prof_range_pop();
 }
@@ -295,10 +299,15 @@ static int rung_available(const mlp_t *m, int rung, char *why, size_t len)
     return 1;
 }
 
-static void (*const captured_forward[N_VARIANTS])(model_t *) = {
-    [EAGER] = fwd_eager, [FUSED_GEGLU] = fwd_fused_geglu, [MERGED] = fwd_merged, [EPILOGUE] = fwd_epilogue,
-    [DECODE] = fwd_decode_kernels,
-};
+static void rung_release(model_t *md)
+{
+    CUDA_CHECK(cudaStreamSynchronize(md->mlp.stream));
+    if (md->graph) CUDA_CHECK(cudaGraphExecDestroy(md->graph));
+    CUDA_CHECK(cudaFree(md->wgu));
+    CUDA_CHECK(cudaFree(md->gu));
+    md->graph = NULL;
+    md->wgu = md->gu = NULL;
+}
 
 /* rung runs here; when it is GRAPH or DECODE, captured is the rung its graph holds. */
 static void rung_prepare_capturing(model_t *md, int rung, int captured)
@@ -306,7 +315,6 @@ static void rung_prepare_capturing(model_t *md, int rung, int captured)
     mlp_t *m = &md->mlp;
     md->rung = rung;
     md->captured_rung = captured;
-    md->captured = captured_forward[captured];
     if (rung == MERGED || (rung == GRAPH && captured == MERGED)) {
         /* [Wg; Wu]: Wg's rows, then Wu's; built once here, as a model would store it. */
         size_t e = dtype_size(m->dtype), w = m->hidden * m->dim * e, out = m->tokens * m->hidden * e;
@@ -317,8 +325,6 @@ static void rung_prepare_capturing(model_t *md, int rung, int captured)
         CUDA_CHECK(cudaMemcpy((char *)md->wgu + w, m->wu, w, cudaMemcpyDeviceToDevice));
     }
 }
-
-static void rung_release(model_t *md);
 
 /* The rung the graph rung captures: of eager .. epilogue, those available here, the one whose
  * own graph replays fastest. A graph takes the CPU's launch cost away, so what decides is GPU
@@ -360,15 +366,6 @@ static void rung_prepare(model_t *md, int rung, int say)
     else rung_prepare_capturing(md, rung, rung == DECODE ? DECODE : rung);
 }
 
-static void rung_release(model_t *md)
-{
-    CUDA_CHECK(cudaStreamSynchronize(md->mlp.stream));
-    if (md->graph) CUDA_CHECK(cudaGraphExecDestroy(md->graph));
-    CUDA_CHECK(cudaFree(md->wgu));
-    CUDA_CHECK(cudaFree(md->gu));
-    md->graph = NULL;
-    md->wgu = md->gu = NULL;
-}
 
 /* mlp_check poisons 03's buffers; the merged output is ours to poison. */
 static double check_rung(model_t *md)
