@@ -6,6 +6,8 @@
 # sanitizer itself run out of memory ("Internal Sanitizer Error ... Unable to allocate").
 # Under a tool our own CUPTI trace turns itself off (the tool owns CUPTI), and the stages cut
 # their timing loops to one call and do not gate their steps; both say so.
+# 02's variants are cases of their own, so that a slow one (racecheck spends minutes in cuBLAS's
+# kernels) is named and the others still report.
 # A subset: SANITIZE_TOOLS="racecheck initcheck" (default all four), SANITIZE_ONLY=REGEX (cases
 # whose label matches, e.g. "^04|gpu_04"). SANITIZE_LOGS=DIR keeps every run's whole output.
 # SANITIZE_CASE_LIMIT=SECONDS stops a run that takes longer and reports it INCOMPLETE: racecheck
@@ -49,7 +51,9 @@ check() {  # check TOOL LABEL COMMAND...: one PASS/FAIL/SKIP line
 one_tool() {  # every case under one tool
     local tool=$1 small="--wait 0 --warmup-steps 0 --steps 1 --no-plot --no-trace --out $tmp/out-$1"
     [ -x bin/01_matmul_add ] && check "$tool" "01 size 67 batched 2" bin/01_matmul_add --variant all --size 67 --batched 2 $small
-    [ -x bin/02_linear ] && check "$tool" "02 33x35->17" bin/02_linear --variant all --batch 33 --in_dim 35 --out_dim 17 $small
+    for v in epilogue view addmm transpose_copy; do  # one case per variant: each is a run of its own
+        [ -x bin/02_linear ] && check "$tool" "02 $v 33x35->17" bin/02_linear --variant $v --batch 33 --in_dim 35 --out_dim 17 $small
+    done
     [ -x bin/03_simple_mlp ] && check "$tool" "03 1x37 24->40" bin/03_simple_mlp --batch 1 --seq 37 --dim 24 --hidden 40 $small
     [ -x bin/04_fused_mlp ] && check "$tool" "04 ladder 2x65 72->130" bin/04_fused_mlp --batch 2 --seq 65 --dim 72 --hidden 130 $small
     [ -x bin/04_fused_mlp ] && check "$tool" "04 decode 1x3 72->130" bin/04_fused_mlp --variant decode --batch 1 --seq 3 --dim 72 --hidden 130 $small
