@@ -54,7 +54,7 @@ one_tool() {  # every case under one tool
     for v in epilogue view addmm transpose_copy; do  # one case per variant: each is a run of its own
         [ -x bin/02_linear ] && check "$tool" "02 $v 33x35->17" bin/02_linear --variant $v --batch 33 --in_dim 35 --out_dim 17 $small
     done
-    [ -x bin/03_simple_mlp ] && check "$tool" "03 1x37 24->40" bin/03_simple_mlp --batch 1 --seq 37 --dim 24 --hidden 40 $small
+    [ -x bin/03_simple_mlp ] && check "$tool" "03 2x65 72->130" bin/03_simple_mlp --batch 2 --seq 65 --dim 72 --hidden 130 $small
     [ -x bin/04_fused_mlp ] && check "$tool" "04 ladder 2x65 72->130" bin/04_fused_mlp --batch 2 --seq 65 --dim 72 --hidden 130 $small
     [ -x bin/04_fused_mlp ] && check "$tool" "04 decode 1x3 72->130" bin/04_fused_mlp --variant decode --batch 1 --seq 3 --dim 72 --hidden 130 $small
     for t in bin/tests/gpu_*; do
