@@ -189,29 +189,16 @@ __device__ __forceinline__ void grid_dependency_wait(void)
 #endif
 }
 
-// Asks L2 for the 128-byte lines of [lo, hi), spread over the block's threads.
-__device__ __forceinline__ void prefetch_l2(const char *lo, const char *hi)
-{
-    for (uintptr_t a = ((uintptr_t)lo & ~(uintptr_t)127) + threadIdx.x * 128u; a < (uintptr_t)hi; a += blockDim.x * 128u)
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(a));
-}
-
 template <typename T, bool GATED>
 __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb, T *out, int tokens,
-                                            size_t K, size_t rows, bool vec, const T *next_w, size_t next_n)
+                                            size_t K, size_t rows, bool vec)
 {
     __shared__ float partial[DECODE_MAX_WARPS][2][4][32];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
     const int g = lane / 4, c = lane % 4;
     const size_t n0 = (size_t)blockIdx.x * 8, steps = (K + 63) / 64;
     const size_t t_lo = g, t_hi = g + 8; // the two token rows of this lane's mma fragments
-    if (GATED) {
-        grid_dependents_launch(); // the down kernel may start streaming its weights
-        // and this block's share of them goes to L2 now, to be found there by the down kernel
-        const size_t bytes = next_n * sizeof(T), share = (bytes / gridDim.x + 127) & ~(size_t)127;
-        const size_t lo = share * blockIdx.x, hi = lo + share < bytes ? lo + share : bytes;
-        if (lo < hi) prefetch_l2((const char *)next_w + lo, (const char *)next_w + hi);
-    }
+    if (GATED) grid_dependents_launch(); // the down kernel may start streaming its weights
     float acc_a[4] = {0.0f, 0.0f, 0.0f, 0.0f}, acc_b[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 
     for (size_t s0 = warp; s0 < steps; s0 += (size_t)DECODE_UNROLL * warps) {
@@ -277,15 +264,15 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
 #define DECODE_KERNELS(suffix, T)                                                                        \
     extern "C" __global__ void __launch_bounds__(32 * DECODE_MAX_WARPS)                                  \
         decode_gate_up_##suffix(const T *x, const T *wg, const T *wu, T *m, int tokens, size_t dim,     \
-                                size_t hidden, bool vec, const T *wd)                                    \
+                                size_t hidden, bool vec)                                                 \
     {                                                                                                    \
-        decode_body<T, true>(x, wg, wu, m, tokens, dim, hidden, vec, wd, dim * hidden);                 \
+        decode_body<T, true>(x, wg, wu, m, tokens, dim, hidden, vec);                                   \
     }                                                                                                    \
     extern "C" __global__ void __launch_bounds__(32 * DECODE_MAX_WARPS)                                  \
         decode_down_##suffix(const T *m, const T *wd, T *y, int tokens, size_t hidden, size_t dim,       \
                              bool vec)                                                                   \
     {                                                                                                    \
-        decode_body<T, false>(m, wd, nullptr, y, tokens, hidden, dim, vec, nullptr, 0);                 \
+        decode_body<T, false>(m, wd, nullptr, y, tokens, hidden, dim, vec);                             \
     }
 DECODE_KERNELS(bf16, __nv_bfloat16)
 DECODE_KERNELS(fp16, __half)
@@ -338,7 +325,7 @@ static bool decode_vec(size_t K, const void *a, const void *b, const void *c)
 }
 
 extern "C" void launch_decode_gate_up(dtype_t t, const void *x, const void *wg, const void *wu, void *m,
-                                      size_t tokens, size_t dim, size_t hidden, const void *wd, cudaStream_t stream)
+                                      size_t tokens, size_t dim, size_t hidden, cudaStream_t stream)
 {
     decode_require(t, tokens, dim, hidden);
     const bool vec = decode_vec(dim, x, wg, wu);
@@ -347,10 +334,10 @@ extern "C" void launch_decode_gate_up(dtype_t t, const void *x, const void *wg, 
     if (t == DTYPE_BF16)
         decode_gate_up_bf16<<<grid, block, 0, stream>>>((const __nv_bfloat16 *)x, (const __nv_bfloat16 *)wg,
                                                         (const __nv_bfloat16 *)wu, (__nv_bfloat16 *)m,
-                                                        (int)tokens, dim, hidden, vec, (const __nv_bfloat16 *)wd);
+                                                        (int)tokens, dim, hidden, vec);
     else
         decode_gate_up_fp16<<<grid, block, 0, stream>>>((const __half *)x, (const __half *)wg, (const __half *)wu,
-                                                        (__half *)m, (int)tokens, dim, hidden, vec, (const __half *)wd);
+                                                        (__half *)m, (int)tokens, dim, hidden, vec);
 }
 
 extern "C" void launch_decode_down(dtype_t t, const void *m, const void *wd, void *y, size_t tokens,

@@ -232,7 +232,7 @@ static void fwd_decode_kernels(model_t *md)
 {
     mlp_t *m = &md->mlp;
     prof_range_push("decode_gate_up");
-    launch_decode_gate_up(m->dtype, m->x, m->wg, m->wu, m->m, m->tokens, m->dim, m->hidden, m->wd, m->stream);
+    launch_decode_gate_up(m->dtype, m->x, m->wg, m->wu, m->m, m->tokens, m->dim, m->hidden, m->stream);
     LAUNCH_CHECK();
     prof_range_pop();
     prof_range_push("decode_down");
