@@ -182,7 +182,7 @@ int prof_under_tool(void)
     static int noted;
     const char *owner = trace_cupti_owner();
     if (owner && !noted) {
-        printf("note: running under a tool (CUDA_INJECTION64_PATH=%s): timing loops cut to one call; "
+        printf("note: running under a tool (%s): timing loops cut to one call; "
                "the times printed are not measurements\n", owner);
         noted = 1;
     }
@@ -259,7 +259,7 @@ void prof_spawn_trace_pass(int argc, char **argv, const char *variant)
 {
     const char *owner = trace_cupti_owner(); /* a second process would only be traced by it again */
     if (owner) {
-        printf("trace: CUPTI is in use by another tool (CUDA_INJECTION64_PATH=%s); no trace pass\n", owner);
+        printf("trace: CUPTI is in use by another tool (%s); no trace pass\n", owner);
         return;
     }
     char **child_argv = xcalloc((size_t)argc + 3, sizeof *child_argv);

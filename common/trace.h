@@ -28,8 +28,9 @@
 #include <stddef.h>
 
 bool trace_open(void);
-/* The tool that owns CUPTI in this process (its injection library, from CUDA_INJECTION64_PATH:
- * nsys, ncu and compute-sanitizer inject themselves that way), or NULL when CUPTI is ours. */
+/* The tool that owns CUPTI in this process, or NULL when CUPTI is ours: CUDA_INJECTION64_PATH
+ * (how nsys injects itself), else the path of a loaded library of compute-sanitizer or Nsight
+ * Compute. */
 const char *trace_cupti_owner(void);
 void trace_activate(void);
 void trace_record_begin(void);

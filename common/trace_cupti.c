@@ -5,7 +5,7 @@
  * caller's thread at trace_record_end, into the model of trace_json.c. Our CPU ranges are
  * timed with cuptiGetTimestamp, so they share one clock with the records.
  */
-#define _GNU_SOURCE /* syscall(SYS_gettid), program_invocation_short_name */
+#define _GNU_SOURCE /* syscall(SYS_gettid), program_invocation_short_name, dl_iterate_phdr */
 
 #include "trace.h"
 #include "trace_model.h"
@@ -14,6 +14,7 @@
 #include <cupti.h>
 
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -314,10 +315,29 @@ static void disable_kinds(size_t count)
 /* Called from the program's main thread only: ranges carry that thread's id, and the state
  * below is shared with CUPTI's thread only through `lock`. */
 
+/* compute-sanitizer 2025.3 and Nsight Compute do not leave CUDA_INJECTION64_PATH in the program's
+ * environment: they load their libraries into it. A loaded object whose path names one of them
+ * gives them away. */
+static const char *const tool_library_marks[] = {"sanitizer", "nsight-compute", "TargetInjection", NULL};
+
+static int find_tool_library(struct dl_phdr_info *info, size_t size, void *found)
+{
+    (void)size;
+    for (int i = 0; info->dlpi_name && tool_library_marks[i]; i++)
+        if (strstr(info->dlpi_name, tool_library_marks[i])) {
+            *(const char **)found = info->dlpi_name;
+            return 1;
+        }
+    return 0;
+}
+
 const char *trace_cupti_owner(void)
 {
     const char *injection = getenv("CUDA_INJECTION64_PATH");
-    return injection && *injection ? injection : NULL;
+    if (injection && *injection) return injection;
+    const char *library = NULL;
+    dl_iterate_phdr(find_tool_library, &library);
+    return library;
 }
 
 bool trace_open(void)
@@ -326,7 +346,7 @@ bool trace_open(void)
         return true;
     const char *injection = trace_cupti_owner();
     if (injection) {
-        printf("trace: CUPTI is in use by another tool (CUDA_INJECTION64_PATH=%s); "
+        printf("trace: CUPTI is in use by another tool (%s); "
                RUN_WITHOUT_TRACE "\n", injection);
         return false;
     }
