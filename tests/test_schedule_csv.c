@@ -1,5 +1,10 @@
 /* CPU tests of the step schedule's phases, the per-step CSV, and all-or-nothing file output. */
+#define _GNU_SOURCE /* dl_iterate_phdr */
+#include <dlfcn.h>
+#include <link.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -123,16 +128,53 @@ static int test_interrupted_write(void)
     return 0;
 }
 
-/* Under a tool that owns CUPTI (compute-sanitizer, Nsight Compute set CUDA_INJECTION64_PATH)
- * the stages cut their timing loops; without one they do not. */
+/* Under a tool that owns CUPTI the stages cut their timing loops; without one they do not.
+ * nsys says so with CUDA_INJECTION64_PATH; compute-sanitizer and Nsight Compute only by the
+ * libraries they load into the program. The second is played here by a copy of libm loaded
+ * from a directory whose name says compute-sanitizer. */
+static int find_libm(struct dl_phdr_info *info, size_t size, void *found)
+{
+    (void)size;
+    if (info->dlpi_name && strstr(info->dlpi_name, "/libm.so")) {
+        snprintf(found, 512, "%s", info->dlpi_name);
+        return 1;
+    }
+    return 0;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+    char buf[1 << 16];
+    size_t n;
+    int ok = in && out;
+    while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0) ok = fwrite(buf, 1, n, out) == n;
+    if (in) fclose(in);
+    if (out && fclose(out) != 0) ok = 0;
+    return ok ? 0 : -1;
+}
+
 static int test_under_tool(void)
 {
     unsetenv("CUDA_INJECTION64_PATH");
     EXPECT(!prof_under_tool(), "a tool reported with no CUDA_INJECTION64_PATH");
-    setenv("CUDA_INJECTION64_PATH", "libsanitizer-collection.so", 1);
+    setenv("CUDA_INJECTION64_PATH", "libToolsInjection64.so", 1);
     EXPECT(prof_under_tool(), "CUDA_INJECTION64_PATH set, no tool reported");
     unsetenv("CUDA_INJECTION64_PATH");
     EXPECT(!prof_under_tool(), "a tool still reported after CUDA_INJECTION64_PATH was unset");
+
+    char libm[512] = "", dir[] = "/tmp/compute-sanitizer-XXXXXX", copy[600];
+    dl_iterate_phdr(find_libm, libm);
+    if (!libm[0]) SKIP("libm is not loaded as a shared library here");
+    EXPECT(mkdtemp(dir) != NULL, "mkdtemp");
+    snprintf(copy, sizeof copy, "%s/libsanitizer-collection.so", dir);
+    EXPECT(copy_file(libm, copy) == 0, "copying %s", libm);
+    void *h = dlopen(copy, RTLD_LAZY | RTLD_LOCAL);
+    unlink(copy);
+    rmdir(dir);
+    EXPECT(h != NULL, "dlopen of the copy: %s", dlerror());
+    EXPECT(prof_under_tool(), "a library of compute-sanitizer loaded, no tool reported");
+    dlclose(h);
     return 0;
 }
 
