@@ -2,9 +2,8 @@
 //
 //   geglu_bf16 / _fp16 / _fp32              m = gelu(gate) * up in one pass (rungs fused_geglu,
 //                                           merged): reads gate and up once, writes m once
-//   decode_mlp_bf16 / _fp16                 the whole forward for a few tokens, one cooperative
-//                                           kernel: m = gelu(x Wg^T) * (x Wu^T), a grid-wide
-//                                           barrier, y = m Wd^T (rung decode)
+//   decode_gate_up_bf16 / _fp16             m[t, j] = gelu(x_t . Wg_j) * (x_t . Wu_j)  (decode)
+//   decode_down_bf16 / _fp16                y[t, d] = m_t . Wd_d                        (decode)
 //
 // The GELU is 03_simple_mlp's gelu.cuh, so every rung computes the same function. Arithmetic is
 // fp32; each output is rounded once to the storage type.
@@ -14,7 +13,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <cooperative_groups.h>
 #include <type_traits>
 
 extern "C" {
@@ -131,27 +129,18 @@ extern "C" void launch_geglu(dtype_t t, const void *gate, const void *up, size_t
 // values, and every load is one 16-byte instruction, the four lanes of a row covering 64
 // contiguous bytes.
 //
-// One kernel runs the whole forward, in two phases with a grid-wide barrier between them:
-//   phase 1  m[t, j] = gelu(x_t . Wg_j) * (x_t . Wu_j)     (Wg and Wu side by side: m written once)
-//   barrier  every block's m written and visible to all blocks
-//   phase 2  y[t, d] = m_t . Wd_d
-// Two kernels (the previous version: the second a programmatic dependent launch) cost a second
-// kernel start and its wait on the first.
-//   group  the unit of work: 8 weight rows (one mma N), all tokens. W warps split its K (warp i
-//          takes 64-value steps i, i + W, ...); their fp32 partial sums meet in shared memory and
-//          the group's first warp applies the epilogue. A block of DECODE_WARPS warps takes
-//          DECODE_WARPS / W groups at a time.
-//   W      per phase, a divisor of DECODE_WARPS: the fewest warps that load all of K in one
-//          round (DECODE_UNROLL steps each, every load issued before the first mma), or all of
-//          them, made larger while warps would sit idle
-//   grid   one block per group of the larger phase, at most what fits on the GPU at once (the
-//          barrier needs every block resident, which a cooperative launch guarantees, or
-//          refuses); each block takes an even share of each phase's groups
-//   L2     each block first asks L2 for its Wd rows of phase 2, so that they stream from HBM
-//          while phase 1 runs and phase 2 reads them from L2
+//   block  8 weight rows (one mma N), all tokens; its warps split K: warp w takes 64-value
+//          steps w, w + warps, ...; their fp32 partial sums meet in shared memory and warp 0
+//          applies the epilogue: gelu(g) * u (gate_up, Wg and Wu side by side: only m is
+//          written) or the plain sum (down)
+//   loads  each lane loads DECODE_UNROLL steps of all its operands before the first mma, so a
+//          warp has up to 3 x 4 x 16 bytes of weights in flight per lane
+//   launch the down kernel is a programmatic dependent launch (sm_90): it is scheduled while
+//          gate_up runs, loads its first weights, and only then waits for m (see
+//          grid_dependency_wait)
 // Rows of x, W past the matrix and K past its end load as zeros; K not a multiple of 8 or
 // unaligned bases take an element-by-element load into the same registers.
-#define DECODE_WARPS 12 // 384 threads: room for 170 registers a thread, no spills
+#define DECODE_MAX_WARPS 16
 #define DECODE_UNROLL 3 // 64-value steps of K per warp per round
 
 // c += a (16 x 16) * b (16 x 8), fp32 accumulation.
@@ -171,49 +160,71 @@ template <typename T> __device__ __forceinline__ void mma_16816(float c[4], cons
 
 // Values k .. k + 7 of row `row` of a row-major [n_rows, K] matrix; zeros past its rows or K.
 // vec: K is a multiple of 8 and the base 16-byte aligned, so a chunk is wholly inside or past K.
-// L2_ONLY: the matrix was written earlier in this kernel by other blocks (m in phase 2): read it
-// where they wrote it, in L2, not from a line this SM's L1 might hold.
-template <bool L2_ONLY, typename T>
+template <typename T>
 __device__ __forceinline__ uint4 load8(const T *mat, size_t row, size_t n_rows, size_t k, size_t K, bool vec)
 {
     uint4 v = make_uint4(0, 0, 0, 0);
     if (row >= n_rows || k >= K) return v;
     const T *p = mat + row * K + k;
-    if (vec) return L2_ONLY ? __ldcg(reinterpret_cast<const uint4 *>(p)) : *reinterpret_cast<const uint4 *>(p);
+    if (vec) return *reinterpret_cast<const uint4 *>(p);
     T e[8];
 #pragma unroll
-    for (int i = 0; i < 8; i++) e[i] = k + i < K ? (L2_ONLY ? __ldcg(p + i) : p[i]) : from_float<T>(0.0f);
+    for (int i = 0; i < 8; i++) e[i] = k + i < K ? p[i] : from_float<T>(0.0f);
     memcpy(&v, e, sizeof v);
     return v;
 }
 
-// One group: rows n0 .. n0 + 7 of wa (and wb) against all tokens of x, by the W warps of the
-// block whose index within the group is wi. GATED: out = gelu(x . wa) * (x . wb), else x . wa.
-// Every thread of the block calls it (it holds two block-wide barriers).
-template <typename T, bool GATED>
-__device__ __forceinline__ void decode_group(const T *x, const T *wa, const T *wb, T *out, int tokens, size_t K,
-                                             size_t rows, bool vec, size_t n0, int wi, int W,
-                                             float (*partial)[2][4][32])
+// Programmatic dependent launch (sm_90): the kernel after us may start now; and: wait here until
+// the kernel before us has completed. Both are no-ops without a programmatic launch.
+__device__ __forceinline__ void grid_dependents_launch(void)
 {
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void grid_dependency_wait(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+template <typename T, bool GATED>
+__device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb, T *out, int tokens,
+                                            size_t K, size_t rows, bool vec)
+{
+    __shared__ float partial[DECODE_MAX_WARPS][2][4][32];
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
     const int g = lane / 4, c = lane % 4;
-    const size_t steps = (K + 63) / 64;
+    const size_t n0 = (size_t)blockIdx.x * 8, steps = (K + 63) / 64;
     const size_t t_lo = g, t_hi = g + 8; // the two token rows of this lane's mma fragments
+    if (GATED) grid_dependents_launch(); // the down kernel may start streaming its weights
     float acc_a[4] = {0.0f, 0.0f, 0.0f, 0.0f}, acc_b[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 
-    for (size_t s0 = wi; s0 < steps; s0 += (size_t)DECODE_UNROLL * W) {
+    for (size_t s0 = warp; s0 < steps; s0 += (size_t)DECODE_UNROLL * warps) {
         uint4 w_a[DECODE_UNROLL][2], w_b[DECODE_UNROLL][2], x_lo[DECODE_UNROLL][2], x_hi[DECODE_UNROLL][2];
         // Instruction h of step s reads values s * 64 + h * 32 + [0, 32) of each row: the four
-        // lanes of a row cover 64 contiguous bytes, two whole 32-byte sectors. Past K: zeros.
+        // lanes of a row cover 64 contiguous bytes, two whole 32-byte sectors.
 #pragma unroll
         for (int u = 0; u < DECODE_UNROLL; u++)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                const size_t k = (s0 + (size_t)u * W) * 64 + h * 32 + c * 8;
-                w_a[u][h] = load8<false>(wa, n0 + g, rows, k, K, vec);
-                w_b[u][h] = GATED ? load8<false>(wb, n0 + g, rows, k, K, vec) : make_uint4(0, 0, 0, 0);
-                x_lo[u][h] = load8<!GATED>(x, t_lo, (size_t)tokens, k, K, vec);
-                x_hi[u][h] = load8<!GATED>(x, t_hi, (size_t)tokens, k, K, vec);
+                const size_t k = (s0 + (size_t)u * warps) * 64 + h * 32 + c * 8; // past K: zeros
+                w_a[u][h] = load8(wa, n0 + g, rows, k, K, vec);
+                w_b[u][h] = GATED ? load8(wb, n0 + g, rows, k, K, vec) : make_uint4(0, 0, 0, 0);
+            }
+        // The weights do not depend on the kernel before us; x may (the down kernel's x is the
+        // gate_up kernel's m). Launched as a programmatic dependent, this kernel starts while
+        // that one finishes, its first weights already on the way; here it waits for the
+        // kernel before to complete and its writes to be visible (a no-op otherwise).
+        if (s0 == (size_t)warp) grid_dependency_wait();
+#pragma unroll
+        for (int u = 0; u < DECODE_UNROLL; u++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const size_t k = (s0 + (size_t)u * warps) * 64 + h * 32 + c * 8;
+                x_lo[u][h] = load8(x, t_lo, (size_t)tokens, k, K, vec);
+                x_hi[u][h] = load8(x, t_hi, (size_t)tokens, k, K, vec);
             }
 #pragma unroll
         for (int u = 0; u < DECODE_UNROLL; u++)
@@ -236,90 +247,49 @@ __device__ __forceinline__ void decode_group(const T *x, const T *wa, const T *w
         partial[warp][1][r][lane] = acc_b[r];
     }
     __syncthreads();
-    if (wi == 0) {
-        // Accumulator r of lane (g, c): token g (r < 2) or g + 8 (r >= 2), weight row 2c + r % 2.
+    if (warp != 0) return;
+    // Accumulator r of lane (g, c): token g (r < 2) or g + 8 (r >= 2), weight row 2c + r % 2.
 #pragma unroll
-        for (int r = 0; r < 4; r++) {
-            float a = 0.0f, b = 0.0f;
-            for (int w = warp; w < warp + W; w++) { // in warp order: the same sum on every run
-                a += partial[w][0][r][lane];
-                b += partial[w][1][r][lane];
-            }
-            const size_t t = r < 2 ? t_lo : t_hi, j = n0 + 2 * c + r % 2;
-            if (t < (size_t)tokens && j < rows) out[t * rows + j] = from_float<T>(GATED ? gelu_tanh(a) * b : a);
+    for (int r = 0; r < 4; r++) {
+        float a = 0.0f, b = 0.0f;
+        for (int w = 0; w < warps; w++) { // in warp order: the same sum on every run
+            a += partial[w][0][r][lane];
+            b += partial[w][1][r][lane];
         }
-    }
-    __syncthreads(); // partial is written again by the block's next groups
-}
-
-// This block's share of `groups` groups: [lo, hi), the shares of all blocks as even as can be.
-__device__ __forceinline__ void block_groups(size_t groups, size_t *lo, size_t *hi)
-{
-    *lo = groups * blockIdx.x / gridDim.x;
-    *hi = groups * (blockIdx.x + 1) / gridDim.x;
-}
-
-// Every group of a [rows, K] weight: the block's share, DECODE_WARPS / W groups at a time. The
-// loop bounds are the same for every thread of a block, so every thread meets decode_group's
-// barriers; warps past the share get the rows past the matrix (zeros in, nothing out).
-template <typename T, bool GATED>
-__device__ __forceinline__ void decode_phase(const T *x, const T *wa, const T *wb, T *out, int tokens, size_t K,
-                                             size_t rows, bool vec, int W, float (*partial)[2][4][32])
-{
-    const int warp = threadIdx.x / 32, per_block = DECODE_WARPS / W;
-    size_t lo, hi;
-    block_groups((rows + 7) / 8, &lo, &hi);
-    for (size_t first = lo; first < hi; first += per_block) {
-        const size_t group = first + warp / W;
-        decode_group<T, GATED>(x, wa, wb, out, tokens, K, rows, vec, group < hi ? group * 8 : rows, warp % W, W,
-                               partial);
+        const size_t t = r < 2 ? t_lo : t_hi, j = n0 + 2 * c + r % 2;
+        if (t < (size_t)tokens && j < rows) out[t * rows + j] = from_float<T>(GATED ? gelu_tanh(a) * b : a);
     }
 }
 
-// Asks L2 for the 128-byte lines of [lo, hi), spread over the block's threads.
-__device__ __forceinline__ void prefetch_l2(const void *lo, const void *hi)
-{
-    for (uintptr_t a = ((uintptr_t)lo & ~(uintptr_t)127) + threadIdx.x * 128u; a < (uintptr_t)hi; a += blockDim.x * 128u)
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(a));
-}
-
-template <typename T>
-__device__ __forceinline__ void decode_mlp_body(const T *x, const T *wg, const T *wu, const T *wd, T *m, T *y,
-                                                int tokens, size_t dim, size_t hidden, int w1, int w2, bool vec1,
-                                                bool vec2)
-{
-    __shared__ float partial[DECODE_WARPS][2][4][32];
-    size_t lo, hi; // this block's phase-2 groups: its rows of Wd
-    block_groups((dim + 7) / 8, &lo, &hi);
-    if (lo < hi) prefetch_l2(wd + lo * 8 * hidden, wd + (hi * 8 < dim ? hi * 8 : dim) * hidden);
-    decode_phase<T, true>(x, wg, wu, m, tokens, dim, hidden, vec1, w1, partial);
-    cooperative_groups::this_grid().sync();
-    decode_phase<T, false>(m, wd, (const T *)nullptr, y, tokens, hidden, dim, vec2, w2, partial);
-}
-
-#define DECODE_KERNEL(suffix, T)                                                                          \
-    extern "C" __global__ void __launch_bounds__(32 * DECODE_WARPS)                                       \
-        decode_mlp_##suffix(const T *x, const T *wg, const T *wu, const T *wd, T *m, T *y, int tokens,    \
-                            size_t dim, size_t hidden, int w1, int w2, bool vec1, bool vec2)              \
-    {                                                                                                     \
-        decode_mlp_body<T>(x, wg, wu, wd, m, y, tokens, dim, hidden, w1, w2, vec1, vec2);                \
+#define DECODE_KERNELS(suffix, T)                                                                        \
+    extern "C" __global__ void __launch_bounds__(32 * DECODE_MAX_WARPS)                                  \
+        decode_gate_up_##suffix(const T *x, const T *wg, const T *wu, T *m, int tokens, size_t dim,     \
+                                size_t hidden, bool vec)                                                 \
+    {                                                                                                    \
+        decode_body<T, true>(x, wg, wu, m, tokens, dim, hidden, vec);                                   \
+    }                                                                                                    \
+    extern "C" __global__ void __launch_bounds__(32 * DECODE_MAX_WARPS)                                  \
+        decode_down_##suffix(const T *m, const T *wd, T *y, int tokens, size_t hidden, size_t dim,       \
+                             bool vec)                                                                   \
+    {                                                                                                    \
+        decode_body<T, false>(m, wd, nullptr, y, tokens, hidden, dim, vec);                             \
     }
-DECODE_KERNEL(bf16, __nv_bfloat16)
-DECODE_KERNEL(fp16, __half)
+DECODE_KERNELS(bf16, __nv_bfloat16)
+DECODE_KERNELS(fp16, __half)
 
 extern "C" int decode_supported(dtype_t t, size_t tokens, size_t dim, size_t hidden, char *why, size_t why_len)
 {
     if (tokens < 1 || tokens > DECODE_MAX_TOKENS) {
-        snprintf(why, why_len, "%zu tokens; the decode kernel puts the tokens in the 16 rows of one "
+        snprintf(why, why_len, "%zu tokens; the decode kernels put the tokens in the 16 rows of one "
                  "tensor-core tile, for 1..%d tokens", tokens, DECODE_MAX_TOKENS);
         return 0;
     }
     if (t == DTYPE_FP32) {
-        snprintf(why, why_len, "fp32; the decode kernel multiplies on tensor cores (bf16 or fp16 operands)");
+        snprintf(why, why_len, "fp32; the decode kernels multiply on tensor cores (bf16 or fp16 operands)");
         return 0;
     }
-    if (dim == 0 || hidden == 0) {
-        snprintf(why, why_len, "dim %zu, hidden %zu: nothing to multiply", dim, hidden);
+    if (dim == 0 || hidden == 0 || (dim + 7) / 8 > 0x7fffffff || (hidden + 7) / 8 > 0x7fffffff) {
+        snprintf(why, why_len, "dim %zu, hidden %zu: one block per 8 rows must fit in a grid", dim, hidden);
         return 0;
     }
     if (gpu_compute_capability() < 80) {
@@ -333,23 +303,20 @@ static void decode_require(dtype_t t, size_t tokens, size_t dim, size_t hidden)
 {
     char why[256];
     if (!decode_supported(t, tokens, dim, hidden, why, sizeof why)) {
-        fprintf(stderr, "error: decode kernel: %s\n", why);
+        fprintf(stderr, "error: decode kernels: %s\n", why);
         exit(EXIT_BAD_INPUT);
     }
 }
 
-// Warps per group for a phase of `groups` groups of K values over `blocks` blocks, a divisor of
-// DECODE_WARPS (so that every warp of a block has a group): the fewest that load all of K in
-// one round, made larger while the block's share of groups leaves warps idle.
-static int decode_warps_per_group(size_t K, size_t groups, size_t blocks)
+// One block per 8 weight rows; enough warps that each does at most DECODE_UNROLL steps of K
+// (all its loads in one round) up to DECODE_MAX_WARPS.
+static void decode_shape(size_t K, size_t rows, dim3 *grid, dim3 *block)
 {
-    static const int divisors[] = {1, 2, 3, 4, 6, DECODE_WARPS};
-    const size_t steps = (K + 63) / 64, need = (steps + DECODE_UNROLL - 1) / DECODE_UNROLL;
-    const size_t share = (groups + blocks - 1) / blocks;
-    int i = 0;
-    while (divisors[i] < DECODE_WARPS && (size_t)divisors[i] < need) i++;
-    while (divisors[i] < DECODE_WARPS && share * (size_t)divisors[i + 1] <= DECODE_WARPS) i++;
-    return divisors[i];
+    const size_t steps = (K + 63) / 64;
+    size_t warps = (steps + DECODE_UNROLL - 1) / DECODE_UNROLL;
+    if (warps > DECODE_MAX_WARPS) warps = DECODE_MAX_WARPS;
+    *grid = dim3((unsigned)((rows + 7) / 8));
+    *block = dim3((unsigned)(32 * warps));
 }
 
 static bool decode_vec(size_t K, const void *a, const void *b, const void *c)
@@ -357,44 +324,42 @@ static bool decode_vec(size_t K, const void *a, const void *b, const void *c)
     return K % 8 == 0 && aligned16(a) && aligned16(b) && (!c || aligned16(c));
 }
 
-extern "C" void launch_decode_mlp(dtype_t t, const void *x, const void *wg, const void *wu, const void *wd,
-                                  void *m, void *y, size_t tokens, size_t dim, size_t hidden, cudaStream_t stream)
+extern "C" void launch_decode_gate_up(dtype_t t, const void *x, const void *wg, const void *wu, void *m,
+                                      size_t tokens, size_t dim, size_t hidden, cudaStream_t stream)
 {
     decode_require(t, tokens, dim, hidden);
-    // Asked once per process (one device): the SMs, and how many blocks of each kernel fit on
-    // one at a time. A cooperative launch of more blocks than fit is refused.
-    static int sms, per_sm[2];
-    const int ti = t == DTYPE_BF16 ? 0 : 1;
-    if (!per_sm[ti]) {
-        int dev;
-        CUDA_CHECK(cudaGetDevice(&dev));
-        CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &per_sm[ti], ti == 0 ? (const void *)decode_mlp_bf16 : (const void *)decode_mlp_fp16, 32 * DECODE_WARPS, 0));
-    }
-    // One group (8 weight rows) per block at least; no more blocks than fit at once.
-    const size_t groups1 = (hidden + 7) / 8, groups2 = (dim + 7) / 8, resident = (size_t)sms * (size_t)per_sm[ti];
-    size_t blocks = groups1 > groups2 ? groups1 : groups2;
-    if (blocks > resident) blocks = resident;
-    const int w1 = decode_warps_per_group(dim, groups1, blocks), w2 = decode_warps_per_group(hidden, groups2, blocks);
+    const bool vec = decode_vec(dim, x, wg, wu);
+    dim3 grid, block;
+    decode_shape(dim, hidden, &grid, &block);
+    if (t == DTYPE_BF16)
+        decode_gate_up_bf16<<<grid, block, 0, stream>>>((const __nv_bfloat16 *)x, (const __nv_bfloat16 *)wg,
+                                                        (const __nv_bfloat16 *)wu, (__nv_bfloat16 *)m,
+                                                        (int)tokens, dim, hidden, vec);
+    else
+        decode_gate_up_fp16<<<grid, block, 0, stream>>>((const __half *)x, (const __half *)wg, (const __half *)wu,
+                                                        (__half *)m, (int)tokens, dim, hidden, vec);
+}
 
+extern "C" void launch_decode_down(dtype_t t, const void *m, const void *wd, void *y, size_t tokens,
+                                   size_t hidden, size_t dim, cudaStream_t stream)
+{
+    decode_require(t, tokens, dim, hidden);
+    const bool vec = decode_vec(hidden, m, wd, NULL);
     cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)blocks);
-    cfg.blockDim = dim3(32 * DECODE_WARPS);
+    decode_shape(hidden, dim, &cfg.gridDim, &cfg.blockDim);
     cfg.stream = stream;
-    cudaLaunchAttribute coop = {};
-    coop.id = cudaLaunchAttributeCooperative;
-    coop.val.cooperative = 1;
-    cfg.attrs = &coop;
-    cfg.numAttrs = 1;
-    const bool vec1 = decode_vec(dim, x, wg, wu), vec2 = decode_vec(hidden, m, wd, NULL);
+    cudaLaunchAttribute pdl = {};
+    pdl.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    pdl.val.programmaticStreamSerializationAllowed = 1;
+    if (gpu_compute_capability() >= 90) { // programmatic dependent launch exists from sm_90 on
+        cfg.attrs = &pdl;
+        cfg.numAttrs = 1;
+    }
     const int tok = (int)tokens;
     if (t == DTYPE_BF16)
-        CUDA_CHECK(cudaLaunchKernelEx(&cfg, decode_mlp_bf16, (const __nv_bfloat16 *)x, (const __nv_bfloat16 *)wg,
-                                      (const __nv_bfloat16 *)wu, (const __nv_bfloat16 *)wd, (__nv_bfloat16 *)m,
-                                      (__nv_bfloat16 *)y, tok, dim, hidden, w1, w2, vec1, vec2));
+        CUDA_CHECK(cudaLaunchKernelEx(&cfg, decode_down_bf16, (const __nv_bfloat16 *)m, (const __nv_bfloat16 *)wd,
+                                      (__nv_bfloat16 *)y, tok, hidden, dim, vec));
     else
-        CUDA_CHECK(cudaLaunchKernelEx(&cfg, decode_mlp_fp16, (const __half *)x, (const __half *)wg, (const __half *)wu,
-                                      (const __half *)wd, (__half *)m, (__half *)y, tok, dim, hidden, w1, w2, vec1,
-                                      vec2));
+        CUDA_CHECK(cudaLaunchKernelEx(&cfg, decode_down_fp16, (const __half *)m, (const __half *)wd, (__half *)y,
+                                      tok, hidden, dim, vec));
 }

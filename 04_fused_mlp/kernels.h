@@ -23,14 +23,16 @@ extern "C" {
 void launch_geglu(dtype_t t, const void *gate, const void *up, size_t ld, void *m, size_t rows,
                   size_t cols, cudaStream_t stream);
 
-/* The decode rung: the whole forward for a few tokens in one cooperative kernel (see kernels.cu):
- *   m[t, j] = gelu(x_t . Wg_j) * (x_t . Wu_j)   m is [tokens, hidden], then, after a grid-wide
- *   barrier, y[t, d] = m_t . Wd_d                y is [tokens, dim].
- * decode_supported says whether it takes this problem; when not, `why` gets one line. */
+/* The decode rung: weight-streaming kernels for a few tokens (see kernels.cu).
+ *   launch_decode_gate_up:  m[t, j] = gelu(x_t . Wg_j) * (x_t . Wu_j)   m is [tokens, hidden]
+ *   launch_decode_down:     y[t, d] = m_t . Wd_d                       y is [tokens, dim]
+ * decode_supported says whether they take this problem; when not, `why` gets one line. */
 enum { DECODE_MAX_TOKENS = 16 };
 int decode_supported(dtype_t t, size_t tokens, size_t dim, size_t hidden, char *why, size_t why_len);
-void launch_decode_mlp(dtype_t t, const void *x, const void *wg, const void *wu, const void *wd, void *m,
-                       void *y, size_t tokens, size_t dim, size_t hidden, cudaStream_t stream);
+void launch_decode_gate_up(dtype_t t, const void *x, const void *wg, const void *wu, void *m,
+                           size_t tokens, size_t dim, size_t hidden, cudaStream_t stream);
+void launch_decode_down(dtype_t t, const void *m, const void *wd, void *y, size_t tokens,
+                        size_t hidden, size_t dim, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -14,7 +14,7 @@
  *   merged       Wg and Wu stored as one [2 * hidden, dim] weight: one GEMM for both (3 kernels)
  *   epilogue     our GEMM computes gate and up tiles and writes only gelu(g) * u (2 kernels)
  *   graph        the best of the above, captured once in a CUDA graph, replayed per forward
- *   decode       for <= 16 tokens: one tensor-core weight-streaming kernel, in a CUDA graph
+ *   decode       for <= 16 tokens: two tensor-core weight-streaming kernels, in a CUDA graph
  * `ladder` (the default) runs them all in this order and ends with the comparison table.
  *
  * The program: the rungs' bookkeeping (what each launches and moves), the forwards, setup of
@@ -48,7 +48,7 @@ static const char *const variant_help[] = {
     "one GEMM against [Wg; Wu], the fused GeGLU on its two halves, down GEMM (3 kernels)",
     "our GEMM with the GeGLU in its epilogue, then the down GEMM (2 kernels; gate and up never exist)",
     "the best rung above captured once in a CUDA graph and replayed (no launch cost per kernel)",
-    "one tensor-core weight-streaming kernel for 1..16 tokens, in a CUDA graph (1 kernel)",
+    "tensor-core weight-streaming kernels for 1..16 tokens, in a CUDA graph (2 kernels)",
 };
 
 typedef struct model_t model_t;
@@ -105,7 +105,8 @@ static int rung_traffic(const model_t *md, int rung, traffic_row *t)
         break;
     case GRAPH: return rung_traffic(md, md->captured_rung, t);
     default: /* DECODE */
-        t[n++] = (traffic_row){"decode_mlp", "x, Wg, Wu, Wd in; m out, in; y out", fused.bytes + down.bytes};
+        t[n++] = (traffic_row){"decode_gate_up", "x, Wg, Wu in; m out", fused.bytes};
+        t[n++] = (traffic_row){"decode_down", "m, Wd in; y out", down.bytes};
         break;
     }
     return n;
@@ -145,8 +146,8 @@ static void print_launches(const model_t *md, int rung)
                "forward\n", rung_traffic(md, rung, (traffic_row[8]){0}), variants[md->captured_rung]);
         break;
     default:
-        printf("launches per forward: cudaGraphLaunch -> decode_mlp_%s (one cooperative kernel: gate and up, "
-               "a grid-wide barrier, down; captured once by the first forward)\n", dt);
+        printf("launches per forward: cudaGraphLaunch -> decode_gate_up_%s, decode_down_%s (a programmatic "
+               "dependent launch on sm_90; captured once by the first forward)\n", dt, dt);
         break;
     }
 }
@@ -227,11 +228,15 @@ static void fwd_epilogue(model_t *md)
     prof_range_pop();
 }
 
-static void fwd_decode_kernel(model_t *md)
+static void fwd_decode_kernels(model_t *md)
 {
     mlp_t *m = &md->mlp;
-    prof_range_push("decode_mlp");
-    launch_decode_mlp(m->dtype, m->x, m->wg, m->wu, m->wd, m->m, m->y, m->tokens, m->dim, m->hidden, m->stream);
+    prof_range_push("decode_gate_up");
+    launch_decode_gate_up(m->dtype, m->x, m->wg, m->wu, m->m, m->tokens, m->dim, m->hidden, m->stream);
+    LAUNCH_CHECK();
+    prof_range_pop();
+    prof_range_push("decode_down");
+    launch_decode_down(m->dtype, m->m, m->wd, m->y, m->tokens, m->hidden, m->dim, m->stream);
     LAUNCH_CHECK();
     prof_range_pop();
 }
@@ -239,7 +244,7 @@ static void fwd_decode_kernel(model_t *md)
 /* Each rung's own launches: run as they are, or captured into a graph (DECODE only that way). */
 static void (*const rung_forward[N_VARIANTS])(model_t *) = {
     [EAGER] = fwd_eager, [FUSED_GEGLU] = fwd_fused_geglu, [MERGED] = fwd_merged, [EPILOGUE] = fwd_epilogue,
-    [DECODE] = fwd_decode_kernel,
+    [DECODE] = fwd_decode_kernels,
 };
 
 /* Captures the forward of rung md->captured_rung once. One plain run goes first, so that

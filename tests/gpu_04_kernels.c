@@ -2,7 +2,7 @@
  * same rounded inputs, outputs poisoned with NaN first:
  *   - the fused GeGLU, m = gelu(gate) * up, in both forms the stage uses: separate buffers (one
  *     flat array) and the two halves of each row of the merged GEMM's output;
- *   - the decode kernel, m = gelu(x Wg^T) * (x Wu^T), then y = m Wd^T, for 1..16 tokens.
+ *   - the decode kernels, m = gelu(x Wg^T) * (x Wu^T) and y = m Wd^T, for 1..16 tokens.
  * Lengths are odd on purpose: not multiples of the 16-byte vector (8 bf16 values), rows that do
  * not start on 16-byte boundaries, a pointer one element past an aligned one, more rows than
  * the grid's y limit, and decode dot products split over several warps.
@@ -130,7 +130,7 @@ static int test_geglu_halves(void)
     return 0;
 }
 
-/* ---- the decode kernel ------------------------------------------------------------------- */
+/* ---- the decode kernels ------------------------------------------------------------------ */
 
 static int decode_case(dtype_t t, size_t tokens, size_t dim, size_t hidden, uint64_t seed)
 {
@@ -142,38 +142,39 @@ static int decode_case(dtype_t t, size_t tokens, size_t dim, size_t hidden, uint
     rng_t r = rng_seed(seed);
     float *x = malloc(tokens * dim * sizeof *x), *wg = malloc(hidden * dim * sizeof *wg);
     float *wu = malloc(hidden * dim * sizeof *wu), *wd = malloc(dim * hidden * sizeof *wd);
-    float *got_m = malloc(tokens * hidden * sizeof *got_m);
+    float *m_in = malloc(tokens * hidden * sizeof *m_in), *got_m = malloc(tokens * hidden * sizeof *got_m);
     float *got_y = malloc(tokens * dim * sizeof *got_y);
     double *want_m = malloc(tokens * hidden * sizeof *want_m), *want_y = malloc(tokens * dim * sizeof *want_y);
-    EXPECT(x && wg && wu && wd && got_m && got_y && want_m && want_y, "host allocation");
+    EXPECT(x && wg && wu && wd && m_in && got_m && got_y && want_m && want_y, "host allocation");
     const float b_in = 1.0f / sqrtf((float)dim), b_down = 1.0f / sqrtf((float)hidden);
     void *dx = upload_random(&r, t, x, tokens * dim, 1.0f), *dwg = upload_random(&r, t, wg, hidden * dim, b_in);
     void *dwu = upload_random(&r, t, wu, hidden * dim, b_in), *dwd = upload_random(&r, t, wd, dim * hidden, b_down);
+    /* The down kernel gets its own input, so each kernel is tested alone. */
+    void *dmi = upload_random(&r, t, m_in, tokens * hidden, 0.5f);
     void *dm = poisoned(t, tokens * hidden), *dy = poisoned(t, tokens * dim);
-    EXPECT(dx && dwg && dwu && dwd && dm && dy, "device allocation");
+    EXPECT(dx && dwg && dwu && dwd && dmi && dm && dy, "device allocation");
 
-    launch_decode_mlp(t, dx, dwg, dwu, dwd, dm, dy, tokens, dim, hidden, 0);
+    launch_decode_gate_up(t, dx, dwg, dwu, dm, tokens, dim, hidden, 0);
+    launch_decode_down(t, dmi, dwd, dy, tokens, hidden, dim, 0);
     EXPECT(cudaGetLastError() == cudaSuccess, "launch");
-    EXPECT(download(t, dm, got_m, tokens * hidden) == 0, "decode kernel or copy of m failed");
-    EXPECT(download(t, dy, got_y, tokens * dim) == 0, "decode kernel or copy of y failed");
+    EXPECT(download(t, dm, got_m, tokens * hidden) == 0, "gate_up kernel or copy failed");
+    EXPECT(download(t, dy, got_y, tokens * dim) == 0, "down kernel or copy failed");
 
     ref_gemm_rows(x, wg, want_m, 0, tokens, dim, hidden, 1);
     double *up = malloc(tokens * hidden * sizeof *up);
     EXPECT(up, "host allocation");
     ref_gemm_rows(x, wu, up, 0, tokens, dim, hidden, 1);
     for (size_t i = 0; i < tokens * hidden; i++) want_m[i] = ref_gelu_tanh(want_m[i]) * up[i];
-    /* Each phase alone: phase 2 against the m that phase 1 wrote (values exact in T), so its
-     * error is its own and not phase 1's rounding carried on. */
-    ref_gemm_rows(got_m, wd, want_y, 0, tokens, hidden, dim, 1);
+    ref_gemm_rows(m_in, wd, want_y, 0, tokens, hidden, dim, 1);
     double err_m = rel_fro_error(got_m, want_m, tokens * hidden), err_y = rel_fro_error(got_y, want_y, tokens * dim);
-    EXPECT(err_m <= dtype_tolerance(t), "%s decode m (phase 1), %zu tokens, dim %zu, hidden %zu: rel. error %.3e",
+    EXPECT(err_m <= dtype_tolerance(t), "%s decode_gate_up, %zu tokens, dim %zu, hidden %zu: rel. error %.3e",
            dtype_name(t), tokens, dim, hidden, err_m);
-    EXPECT(err_y <= dtype_tolerance(t), "%s decode y (phase 2), %zu tokens, hidden %zu -> dim %zu: rel. error %.3e",
+    EXPECT(err_y <= dtype_tolerance(t), "%s decode_down, %zu tokens, hidden %zu -> dim %zu: rel. error %.3e",
            dtype_name(t), tokens, hidden, dim, err_y);
-    void *dev[] = {dx, dwg, dwu, dwd, dm, dy};
-    for (int i = 0; i < 6; i++) cudaFree(dev[i]);
-    float *host[] = {x, wg, wu, wd, got_m, got_y};
-    for (int i = 0; i < 6; i++) free(host[i]);
+    void *dev[] = {dx, dwg, dwu, dwd, dmi, dm, dy};
+    for (int i = 0; i < 7; i++) cudaFree(dev[i]);
+    float *host[] = {x, wg, wu, wd, m_in, got_m, got_y};
+    for (int i = 0; i < 7; i++) free(host[i]);
     free(want_m);
     free(want_y);
     free(up);
@@ -184,8 +185,8 @@ static int test_decode(void)
 {
     if (!have_gpu()) SKIP("no CUDA GPU");
     /* {dim, hidden}: tiny; not multiples of 8 (element-by-element loads); K with a partial last
-     * step of 64; K long enough for several rounds of loads per warp (4104 = 64 x 64 + 8, and
-     * 25000: nine); the article's widths. Rows not a multiple of 8 leave a partial weight tile
+     * step of 64; K long enough for several rounds of loads per warp (4104 = 64 x 64 + 8;
+     * 25000: nine; 65536: 22, with 8192 gate_up blocks of one warp); the article's widths. Rows not a multiple of 8 leave a partial weight tile
      * everywhere. */
     const size_t shapes[][2] = {{24, 40},   {7, 9},      {30, 50},    {72, 130},   {264, 257},
                                 {64, 4096}, {4104, 520}, {768, 3072}, {16, 25000}, {8, 65536}};
