@@ -186,8 +186,8 @@ static int test_decode(void)
     if (!have_gpu()) SKIP("no CUDA GPU");
     /* {dim, hidden}: tiny; not multiples of 8 (element-by-element loads); K with a partial last
      * step of 64; K long enough for several rounds of loads per warp (4104 = 64 x 64 + 8;
-     * 25000: nine; 65536: 22, with 8192 gate_up blocks of one warp); the article's widths. Rows not a multiple of 8 leave a partial weight tile
-     * everywhere. */
+     * 25000: nine; 65536: 22, with 8192 gate_up blocks of one warp); the article's widths.
+     * Rows not a multiple of 8 leave a partial weight tile everywhere. */
     const size_t shapes[][2] = {{24, 40},   {7, 9},      {30, 50},    {72, 130},   {264, 257},
                                 {64, 4096}, {4104, 520}, {768, 3072}, {16, 25000}, {8, 65536}};
     const size_t tokens[] = {1, 3, 8, 9, 16};
