@@ -138,10 +138,18 @@ extern "C" void launch_geglu(dtype_t t, const void *gate, const void *up, size_t
 //   launch the down kernel is a programmatic dependent launch (sm_90): it is scheduled while
 //          gate_up runs, loads its first weights, and only then waits for m (see
 //          grid_dependency_wait)
+//   split  down's K (hidden) is long and its rows (dim) few: 8 rows a block would make 96 blocks
+//          of 16 warps at the article's shape, each needing most of an SM's registers, so none
+//          could start beside gate_up's blocks, and 36 SMs would stay idle. So down's K is split
+//          over `splits` blocks of gate_up's size (grid y); each writes its fp32 sums to a
+//          workspace and counts itself in; the last of a row group to arrive adds the partial
+//          sums in split order (the same sum on every run) and writes y. gate_up runs unsplit.
 // Rows of x, W past the matrix and K past its end load as zeros; K not a multiple of 8 or
 // unaligned bases take an element-by-element load into the same registers.
 #define DECODE_MAX_WARPS 16
-#define DECODE_UNROLL 3 // 64-value steps of K per warp per round
+#define DECODE_UNROLL 3       // 64-value steps of K per warp per round
+#define DECODE_SPLIT_STEPS 12 // down: steps of K per split, 4 warps of DECODE_UNROLL
+#define DECODE_MAX_SPLITS 64
 
 // c += a (16 x 16) * b (16 x 8), fp32 accumulation.
 template <typename T> __device__ __forceinline__ void mma_16816(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
@@ -158,18 +166,20 @@ template <typename T> __device__ __forceinline__ void mma_16816(float c[4], cons
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// Values k .. k + 7 of row `row` of a row-major [n_rows, K] matrix; zeros past its rows or K.
+// Values k .. k + 7 of row `row` of a row-major [n_rows, K] matrix; zeros past its rows or past
+// k_end (K, or the end of this block's split, a multiple of 64).
 // vec: K is a multiple of 8 and the base 16-byte aligned, so a chunk is wholly inside or past K.
 template <typename T>
-__device__ __forceinline__ uint4 load8(const T *mat, size_t row, size_t n_rows, size_t k, size_t K, bool vec)
+__device__ __forceinline__ uint4 load8(const T *mat, size_t row, size_t n_rows, size_t k, size_t K, size_t k_end,
+                                       bool vec)
 {
     uint4 v = make_uint4(0, 0, 0, 0);
-    if (row >= n_rows || k >= K) return v;
+    if (row >= n_rows || k >= k_end) return v;
     const T *p = mat + row * K + k;
     if (vec) return *reinterpret_cast<const uint4 *>(p);
     T e[8];
 #pragma unroll
-    for (int i = 0; i < 8; i++) e[i] = k + i < K ? p[i] : from_float<T>(0.0f);
+    for (int i = 0; i < 8; i++) e[i] = k + i < k_end ? p[i] : from_float<T>(0.0f);
     memcpy(&v, e, sizeof v);
     return v;
 }
@@ -189,19 +199,22 @@ __device__ __forceinline__ void grid_dependency_wait(void)
 #endif
 }
 
+// partials, arrivals: the workspace of a split launch (gridDim.y > 1), else unused.
 template <typename T, bool GATED>
 __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb, T *out, int tokens,
-                                            size_t K, size_t rows, bool vec)
+                                            size_t K, size_t rows, bool vec, float *partials, unsigned *arrivals)
 {
     __shared__ float partial[DECODE_MAX_WARPS][2][4][32];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
     const int g = lane / 4, c = lane % 4;
     const size_t n0 = (size_t)blockIdx.x * 8, steps = (K + 63) / 64;
+    const size_t per_split = (steps + gridDim.y - 1) / gridDim.y, first = blockIdx.y * per_split;
+    const size_t last = min(steps, first + per_split), k_end = min(K, last * 64);
     const size_t t_lo = g, t_hi = g + 8; // the two token rows of this lane's mma fragments
     if (GATED) grid_dependents_launch(); // the down kernel may start streaming its weights
     float acc_a[4] = {0.0f, 0.0f, 0.0f, 0.0f}, acc_b[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 
-    for (size_t s0 = warp; s0 < steps; s0 += (size_t)DECODE_UNROLL * warps) {
+    for (size_t s0 = first + warp; s0 < last; s0 += (size_t)DECODE_UNROLL * warps) {
         uint4 w_a[DECODE_UNROLL][2], w_b[DECODE_UNROLL][2], x_lo[DECODE_UNROLL][2], x_hi[DECODE_UNROLL][2];
         // Instruction h of step s reads values s * 64 + h * 32 + [0, 32) of each row: the four
         // lanes of a row cover 64 contiguous bytes, two whole 32-byte sectors.
@@ -209,22 +222,22 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
         for (int u = 0; u < DECODE_UNROLL; u++)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                const size_t k = (s0 + (size_t)u * warps) * 64 + h * 32 + c * 8; // past K: zeros
-                w_a[u][h] = load8(wa, n0 + g, rows, k, K, vec);
-                w_b[u][h] = GATED ? load8(wb, n0 + g, rows, k, K, vec) : make_uint4(0, 0, 0, 0);
+                const size_t k = (s0 + (size_t)u * warps) * 64 + h * 32 + c * 8; // past k_end: zeros
+                w_a[u][h] = load8(wa, n0 + g, rows, k, K, k_end, vec);
+                w_b[u][h] = GATED ? load8(wb, n0 + g, rows, k, K, k_end, vec) : make_uint4(0, 0, 0, 0);
             }
         // The weights do not depend on the kernel before us; x may (the down kernel's x is the
         // gate_up kernel's m). Launched as a programmatic dependent, this kernel starts while
         // that one finishes, its first weights already on the way; here it waits for the
         // kernel before to complete and its writes to be visible (a no-op otherwise).
-        if (s0 == (size_t)warp) grid_dependency_wait();
+        if (s0 == first + warp) grid_dependency_wait();
 #pragma unroll
         for (int u = 0; u < DECODE_UNROLL; u++)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 const size_t k = (s0 + (size_t)u * warps) * 64 + h * 32 + c * 8;
-                x_lo[u][h] = load8(x, t_lo, (size_t)tokens, k, K, vec);
-                x_hi[u][h] = load8(x, t_hi, (size_t)tokens, k, K, vec);
+                x_lo[u][h] = load8(x, t_lo, (size_t)tokens, k, K, k_end, vec);
+                x_hi[u][h] = load8(x, t_hi, (size_t)tokens, k, K, k_end, vec);
             }
 #pragma unroll
         for (int u = 0; u < DECODE_UNROLL; u++)
@@ -248,16 +261,37 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
     }
     __syncthreads();
     if (warp != 0) return;
+    float a[4], b[4];
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        a[r] = b[r] = 0.0f;
+        for (int w = 0; w < warps; w++) { // in warp order: the same sum on every run
+            a[r] += partial[w][0][r][lane];
+            b[r] += partial[w][1][r][lane];
+        }
+    }
+    if (gridDim.y > 1) { // split K (down only): a is one of gridDim.y partial sums of this row group
+        float *group = partials + (size_t)blockIdx.x * gridDim.y * 128;
+#pragma unroll
+        for (int r = 0; r < 4; r++) group[blockIdx.y * 128 + r * 32 + lane] = a[r];
+        __threadfence(); // our sums are visible GPU-wide before we count ourselves in
+        __syncwarp();
+        unsigned before = 0;
+        if (lane == 0) before = atomicAdd(&arrivals[blockIdx.x], 1u);
+        if (__shfl_sync(0xffffffffu, before, 0) != gridDim.y - 1) return; // not the last: done
+        __threadfence();
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            a[r] = 0.0f;
+            for (unsigned s = 0; s < gridDim.y; s++) a[r] += __ldcg(group + s * 128 + r * 32 + lane); // L2, not L1
+        }
+        if (lane == 0) arrivals[blockIdx.x] = 0; // zero again for the next launch
+    }
     // Accumulator r of lane (g, c): token g (r < 2) or g + 8 (r >= 2), weight row 2c + r % 2.
 #pragma unroll
     for (int r = 0; r < 4; r++) {
-        float a = 0.0f, b = 0.0f;
-        for (int w = 0; w < warps; w++) { // in warp order: the same sum on every run
-            a += partial[w][0][r][lane];
-            b += partial[w][1][r][lane];
-        }
         const size_t t = r < 2 ? t_lo : t_hi, j = n0 + 2 * c + r % 2;
-        if (t < (size_t)tokens && j < rows) out[t * rows + j] = from_float<T>(GATED ? gelu_tanh(a) * b : a);
+        if (t < (size_t)tokens && j < rows) out[t * rows + j] = from_float<T>(GATED ? gelu_tanh(a[r]) * b[r] : a[r]);
     }
 }
 
@@ -266,13 +300,13 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
         decode_gate_up_##suffix(const T *x, const T *wg, const T *wu, T *m, int tokens, size_t dim,     \
                                 size_t hidden, bool vec)                                                 \
     {                                                                                                    \
-        decode_body<T, true>(x, wg, wu, m, tokens, dim, hidden, vec);                                   \
+        decode_body<T, true>(x, wg, wu, m, tokens, dim, hidden, vec, nullptr, nullptr);                 \
     }                                                                                                    \
     extern "C" __global__ void __launch_bounds__(32 * DECODE_MAX_WARPS)                                  \
         decode_down_##suffix(const T *m, const T *wd, T *y, int tokens, size_t hidden, size_t dim,       \
-                             bool vec)                                                                   \
+                             bool vec, float *partials, unsigned *arrivals)                              \
     {                                                                                                    \
-        decode_body<T, false>(m, wd, nullptr, y, tokens, hidden, dim, vec);                             \
+        decode_body<T, false>(m, wd, nullptr, y, tokens, hidden, dim, vec, partials, arrivals);         \
     }
 DECODE_KERNELS(bf16, __nv_bfloat16)
 DECODE_KERNELS(fp16, __half)
@@ -308,15 +342,37 @@ static void decode_require(dtype_t t, size_t tokens, size_t dim, size_t hidden)
     }
 }
 
-// One block per 8 weight rows; enough warps that each does at most DECODE_UNROLL steps of K
-// (all its loads in one round) up to DECODE_MAX_WARPS.
-static void decode_shape(size_t K, size_t rows, dim3 *grid, dim3 *block)
+// One block per 8 weight rows and split of K; enough warps that each does at most DECODE_UNROLL
+// steps of its split (all its loads in one round) up to DECODE_MAX_WARPS.
+static void decode_shape(size_t K, size_t rows, size_t splits, dim3 *grid, dim3 *block)
 {
-    const size_t steps = (K + 63) / 64;
+    const size_t steps = ((K + 63) / 64 + splits - 1) / splits;
     size_t warps = (steps + DECODE_UNROLL - 1) / DECODE_UNROLL;
     if (warps > DECODE_MAX_WARPS) warps = DECODE_MAX_WARPS;
-    *grid = dim3((unsigned)((rows + 7) / 8));
+    *grid = dim3((unsigned)((rows + 7) / 8), (unsigned)splits);
     *block = dim3((unsigned)(32 * warps));
+}
+
+// Down's K in splits of DECODE_SPLIT_STEPS steps, at most DECODE_MAX_SPLITS of them; none of
+// them empty (per_split steps each, the last one shorter).
+static size_t decode_down_splits(size_t hidden)
+{
+    const size_t steps = (hidden + 63) / 64;
+    size_t splits = (steps + DECODE_SPLIT_STEPS - 1) / DECODE_SPLIT_STEPS;
+    if (splits > DECODE_MAX_SPLITS) splits = DECODE_MAX_SPLITS;
+    const size_t per_split = (steps + splits - 1) / splits;
+    return (steps + per_split - 1) / per_split;
+}
+
+// The workspace: one arrival counter per row group, then 128 fp32 partial sums per row group and
+// split.
+static size_t decode_counters_bytes(size_t dim) { return ((dim + 7) / 8 * sizeof(unsigned) + 255) / 256 * 256; }
+
+extern "C" size_t decode_down_workspace_bytes(size_t hidden, size_t dim)
+{
+    const size_t splits = decode_down_splits(hidden);
+    if (splits == 1) return 0;
+    return decode_counters_bytes(dim) + (dim + 7) / 8 * splits * 128 * sizeof(float);
 }
 
 static bool decode_vec(size_t K, const void *a, const void *b, const void *c)
@@ -330,7 +386,7 @@ extern "C" void launch_decode_gate_up(dtype_t t, const void *x, const void *wg, 
     decode_require(t, tokens, dim, hidden);
     const bool vec = decode_vec(dim, x, wg, wu);
     dim3 grid, block;
-    decode_shape(dim, hidden, &grid, &block);
+    decode_shape(dim, hidden, 1, &grid, &block);
     if (t == DTYPE_BF16)
         decode_gate_up_bf16<<<grid, block, 0, stream>>>((const __nv_bfloat16 *)x, (const __nv_bfloat16 *)wg,
                                                         (const __nv_bfloat16 *)wu, (__nv_bfloat16 *)m,
@@ -341,12 +397,21 @@ extern "C" void launch_decode_gate_up(dtype_t t, const void *x, const void *wg, 
 }
 
 extern "C" void launch_decode_down(dtype_t t, const void *m, const void *wd, void *y, size_t tokens,
-                                   size_t hidden, size_t dim, cudaStream_t stream)
+                                   size_t hidden, size_t dim, void *workspace, cudaStream_t stream)
 {
     decode_require(t, tokens, dim, hidden);
+    const size_t splits = decode_down_splits(hidden);
+    if (splits > 1 && (!workspace || !aligned16(workspace))) {
+        fprintf(stderr, "error: launch_decode_down: hidden %zu is split %zu ways and needs a 16-byte aligned "
+                "workspace of decode_down_workspace_bytes() = %zu bytes, zeroed once\n",
+                hidden, splits, decode_down_workspace_bytes(hidden, dim));
+        exit(EXIT_BAD_INPUT);
+    }
+    unsigned *arrivals = (unsigned *)workspace;
+    float *partials = splits > 1 ? (float *)((char *)workspace + decode_counters_bytes(dim)) : NULL;
     const bool vec = decode_vec(hidden, m, wd, NULL);
     cudaLaunchConfig_t cfg = {};
-    decode_shape(hidden, dim, &cfg.gridDim, &cfg.blockDim);
+    decode_shape(hidden, dim, splits, &cfg.gridDim, &cfg.blockDim);
     cfg.stream = stream;
     cudaLaunchAttribute pdl = {};
     pdl.id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -358,8 +423,8 @@ extern "C" void launch_decode_down(dtype_t t, const void *m, const void *wd, voi
     const int tok = (int)tokens;
     if (t == DTYPE_BF16)
         CUDA_CHECK(cudaLaunchKernelEx(&cfg, decode_down_bf16, (const __nv_bfloat16 *)m, (const __nv_bfloat16 *)wd,
-                                      (__nv_bfloat16 *)y, tok, hidden, dim, vec));
+                                      (__nv_bfloat16 *)y, tok, hidden, dim, vec, partials, arrivals));
     else
         CUDA_CHECK(cudaLaunchKernelEx(&cfg, decode_down_fp16, (const __half *)m, (const __half *)wd, (__half *)y,
-                                      tok, hidden, dim, vec));
+                                      tok, hidden, dim, vec, partials, arrivals));
 }
