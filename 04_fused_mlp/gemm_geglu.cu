@@ -43,6 +43,7 @@
 
 #include "dtype.h"
 #include "../03_simple_mlp/gelu.cuh" // the GELU every MLP kernel uses, in fp32
+#include "async_copy.cuh"
 #include "check.h"
 #include "gpu.h"
 #include "gemm_geglu.h"
@@ -64,19 +65,6 @@ static_assert((BM * CHUNKS) % THREADS == 0, "each thread copies whole chunks");
 __device__ __forceinline__ uint32_t swizzle(int r, int c)
 {
     return (uint32_t)(r * BK * 2 + ((c ^ ((r >> 1) & 3)) * 16));
-}
-
-// 16-byte global -> shared copy that bypasses L1; src_bytes = 0 writes 16 zero bytes instead.
-__device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, int src_bytes)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-                 "r"(src_bytes)
-                 : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void cp_async_wait()
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
 // Four 8x8 matrices of 16-bit elements; lane i gives the address of row i % 8 of matrix i / 8.

@@ -207,9 +207,9 @@ static int test_decode(void)
      * step of 64; K long enough for several rounds of loads per warp (4104 = 64 x 64 + 8;
      * 25000: nine; 65536: 22, with 8192 gate_up blocks of one warp); the article's widths.
      * Rows not a multiple of 8 leave a partial weight tile everywhere. Down splits its K
-     * (hidden) from 13 steps of 64 on: 1001 (2 splits, element by element), 4096 (6, the last
-     * shorter), 3072 (4), 25000 (33), 65536 (64 of 16 steps, two rounds per warp). */
-    const size_t shapes[][2] = {{24, 40},   {7, 9},      {30, 50},    {72, 130},   {264, 257},  {40, 1001},
+     * (hidden) past 3072: 3101 (2 splits, element by element), 4096 (2), 25000 (9, the last
+     * shorter), 65536 (22). */
+    const size_t shapes[][2] = {{24, 40},   {7, 9},      {30, 50},    {72, 130},   {264, 257},  {40, 3101},
                                 {64, 4096}, {4104, 520}, {768, 3072}, {16, 25000}, {8, 65536}};
     const size_t tokens[] = {1, 3, 8, 9, 16};
     const dtype_t tc[] = {DTYPE_BF16, DTYPE_FP16};
