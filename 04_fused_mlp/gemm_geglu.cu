@@ -347,34 +347,8 @@ template <typename T>
     }
 }
 
-// mbarriers in shared memory (addresses in the shared window). full[s]: one arrival (the
-// producer's, with the bytes to expect) plus the TMA's byte count; empty[s]: one arrival per
-// consumer warp.
-[[maybe_unused]] __device__ __forceinline__ void mbar_init(uint32_t bar, int count)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-[[maybe_unused]] __device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, int bytes)
-{
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-[[maybe_unused]] __device__ __forceinline__ void mbar_arrive(uint32_t bar)
-{
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-// Waits until the phase with this parity has completed. A fresh barrier is in phase 0, and the
-// phase "before" it (parity 1) counts as completed: the producer's first wait on each empty[s]
-// passes at once.
-[[maybe_unused]] __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity)
-{
-    uint32_t done = 0;
-    while (!done)
-        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                     "selp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
-}
+// full[s]: one arrival (the producer's, with the bytes to expect) plus the TMA's byte count;
+// empty[s]: one arrival per consumer warp (mbarriers: async_copy.cuh).
 // The box of `map` at (k, row) into shared memory at dst; completion counted on bar.
 [[maybe_unused]] __device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap *map, int k, int row, uint32_t bar)
 {

@@ -3,7 +3,8 @@
 //   geglu_bf16 / _fp16 / _fp32              m = gelu(gate) * up in one pass (rungs fused_geglu,
 //                                           merged): reads gate and up once, writes m once
 //   decode_gate_up_bf16 / _fp16             m[t, j] = gelu(x_t . Wg_j) * (x_t . Wu_j)  (decode)
-//   decode_down_bf16 / _fp16                y[t, d] = m_t . Wd_d                        (decode)
+//   decode_down_staged_bf16 / _fp16         y[t, d] = m_t . Wd_d, hidden <= 3072, sm_90 (decode)
+//   decode_down_bf16 / _fp16                the same, any hidden                       (decode)
 //
 // The GELU is 03_simple_mlp's gelu.cuh, so every rung computes the same function. Arithmetic is
 // fp32; each output is rounded once to the storage type.
@@ -118,38 +119,41 @@ extern "C" void launch_geglu(dtype_t t, const void *gate, const void *up, size_t
 // token): with each bf16 value widened to fp32 first, that was about 30 instructions per 16
 // bytes of weights, and it issued instructions, not bytes, for 14 us per kernel. Here the tensor
 // cores do the arithmetic: one mma.sync m16n8k16 multiplies 16 tokens (padded with zeros) by 8
-// weight rows over 16 of K, 2048 multiply-adds in one instruction, no conversion.
+// weight rows over 16 of K, 2048 multiply-adds in one instruction, operands straight from
+// registers as loaded, no conversion.
 //
-// The operand order is the whole trick. mma wants lane (g = lane / 4, c = lane % 4) to hold, for
+// The loads are the whole trick. mma wants lane (g = lane / 4, c = lane % 4) to hold, for
 // token row g (and g + 8), the K pairs {2c, 2c+1} and {2c+8, 2c+9}, and for weight row g the
 // same K pairs. A dot product does not care in which order K is summed, so we choose the order:
-// the lane takes 16 contiguous bytes (8 values) of token row g and of weight row g at the same
+// the lane loads 16 contiguous bytes (8 values) of token row g and of weight row g at the same
 // K offset, and hands values 0-3 to one mma and 4-7 to the next as if they were its {2c, 2c+1,
 // 2c+8, 2c+9}. x and W go through the same relabelling, so every product pairs the right
-// values, and every operand is one 16-byte load, the four lanes of a row covering 64
+// values, and every load is one 16-byte instruction, the four lanes of a row covering 64
 // contiguous bytes.
 //
-//   gate_up  a block owns 8 rows of Wg and of Wu (one mma N), all tokens; its warps split K:
-//            warp w takes 64-value steps w, w + warps, ...; each lane loads DECODE_UNROLL steps
-//            of all its operands into registers before the first mma (up to 3 x 4 x 16 bytes of
-//            weights in flight per lane); the warps' fp32 sums meet in shared memory and warp 0
-//            writes gelu(g) * u: only m leaves the kernel
-//   down     a block owns 8 rows of Wd and a slice of K (hidden) of up to DECODE_DOWN_SLICE
-//            values. It is a programmatic dependent launch (sm_90): it starts while gate_up
-//            runs, copies its weight rows into shared memory (cp.async: in flight without
-//            holding registers), only then waits for gate_up to complete, copies m's slice the
-//            same way and multiplies from shared memory. A block of 8 warps at 64 registers and
-//            about 100 KB of shared memory fits on an SM beside three gate_up blocks, so down's
-//            weights stream in while gate_up's do, and what is left after gate_up is m's slice.
-//            A longer K is split over blocks (grid y) that add up through a workspace: each
-//            block writes its fp32 sums and counts itself in; the last of a row group to arrive
-//            adds the partial sums in split order (the same sum on every run) and writes y.
+//   block  8 weight rows (one mma N), all tokens; its warps split K: warp w takes 64-value
+//          steps w, w + warps, ...; their fp32 partial sums meet in shared memory and warp 0
+//          applies the epilogue: gelu(g) * u (gate_up, Wg and Wu side by side: only m is
+//          written) or the plain sum (down)
+//   loads  each lane loads DECODE_UNROLL steps of all its operands before the first mma, so a
+//          warp has up to 3 x 4 x 16 bytes of weights in flight per lane
+//   launch the down kernel is a programmatic dependent launch (sm_90): it is scheduled while
+//          gate_up runs, loads its first weights, and only then waits for m (see
+//          grid_dependency_wait)
+//   staged at the article's widths the down kernel's blocks of 16 warps at about 100 registers
+//          fit on an SM only once gate_up's blocks have left it, so its weights start streaming
+//          late (3 us into gate_up's 3.5, block by block in globaltimer stamps). On sm_90, for
+//          hidden up to DECODE_DOWN_SLICE, decode_down_staged takes its place: 8 warps at 64
+//          registers, which fit beside three gate_up blocks from the start. One thread hands
+//          the copy engine the block's 8 weight rows (bulk copies into shared memory, counted
+//          on an mbarrier, no registers held), then waits for gate_up, then hands it m's rows
+//          the same way; the warps multiply from shared memory.
 // Rows of x, W past the matrix and K past its end load as zeros; K not a multiple of 8 or
-// unaligned bases take an element-by-element path.
+// unaligned bases take an element-by-element load into the same registers.
 #define DECODE_MAX_WARPS 16
-#define DECODE_UNROLL 3        // gate_up: 64-value steps of K per warp per round
-#define DECODE_DOWN_WARPS 8
-#define DECODE_DOWN_SLICE 3072 // down: values of K per block (a multiple of 64)
+#define DECODE_UNROLL 3        // 64-value steps of K per warp per round
+#define DECODE_DOWN_WARPS 8    // decode_down_staged
+#define DECODE_DOWN_SLICE 3072 // decode_down_staged: the longest hidden it stages whole
 
 // c += a (16 x 16) * b (16 x 8), fp32 accumulation.
 template <typename T> __device__ __forceinline__ void mma_16816(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
@@ -167,7 +171,7 @@ template <typename T> __device__ __forceinline__ void mma_16816(float c[4], cons
 }
 
 // One k step of 16 values for the relabelled operands of one lane: x_lo, x_hi (token rows g,
-// g + 8) and w (weight row g), 8 values each; two mma.
+// g + 8) and w (weight row g), 8 values each at the same K offset; two mma.
 template <typename T> __device__ __forceinline__ void mma_relabelled(float acc[4], uint4 x_lo, uint4 x_hi, uint4 w)
 {
     const uint32_t a0[4] = {x_lo.x, x_hi.x, x_lo.y, x_hi.y};
@@ -207,20 +211,20 @@ __device__ __forceinline__ void grid_dependency_wait(void)
 #endif
 }
 
-template <typename T>
-__device__ __forceinline__ void decode_gate_up_body(const T *x, const T *wg, const T *wu, T *m, int tokens,
-                                                    size_t K, size_t rows, bool vec)
+template <typename T, bool GATED>
+__device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb, T *out, int tokens,
+                                            size_t K, size_t rows, bool vec)
 {
     __shared__ float partial[DECODE_MAX_WARPS][2][4][32];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
     const int g = lane / 4, c = lane % 4;
     const size_t n0 = (size_t)blockIdx.x * 8, steps = (K + 63) / 64;
     const size_t t_lo = g, t_hi = g + 8; // the two token rows of this lane's mma fragments
-    grid_dependents_launch();            // the down kernel may start streaming its weights
-    float acc_g[4] = {0.0f, 0.0f, 0.0f, 0.0f}, acc_u[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    if (GATED) grid_dependents_launch(); // the down kernel may start streaming its weights
+    float acc_a[4] = {0.0f, 0.0f, 0.0f, 0.0f}, acc_b[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 
     for (size_t s0 = warp; s0 < steps; s0 += (size_t)DECODE_UNROLL * warps) {
-        uint4 w_g[DECODE_UNROLL][2], w_u[DECODE_UNROLL][2], x_lo[DECODE_UNROLL][2], x_hi[DECODE_UNROLL][2];
+        uint4 w_a[DECODE_UNROLL][2], w_b[DECODE_UNROLL][2], x_lo[DECODE_UNROLL][2], x_hi[DECODE_UNROLL][2];
         // Instruction h of step s reads values s * 64 + h * 32 + [0, 32) of each row: the four
         // lanes of a row cover 64 contiguous bytes, two whole 32-byte sectors.
 #pragma unroll
@@ -228,8 +232,19 @@ __device__ __forceinline__ void decode_gate_up_body(const T *x, const T *wg, con
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 const size_t k = (s0 + (size_t)u * warps) * 64 + h * 32 + c * 8; // past K: zeros
-                w_g[u][h] = load8(wg, n0 + g, rows, k, K, vec);
-                w_u[u][h] = load8(wu, n0 + g, rows, k, K, vec);
+                w_a[u][h] = load8(wa, n0 + g, rows, k, K, vec);
+                w_b[u][h] = GATED ? load8(wb, n0 + g, rows, k, K, vec) : make_uint4(0, 0, 0, 0);
+            }
+        // The weights do not depend on the kernel before us; x may (the down kernel's x is the
+        // gate_up kernel's m). Launched as a programmatic dependent, this kernel starts while
+        // that one finishes, its first weights already on the way; here it waits for the
+        // kernel before to complete and its writes to be visible (a no-op otherwise).
+        if (s0 == (size_t)warp) grid_dependency_wait();
+#pragma unroll
+        for (int u = 0; u < DECODE_UNROLL; u++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const size_t k = (s0 + (size_t)u * warps) * 64 + h * 32 + c * 8;
                 x_lo[u][h] = load8(x, t_lo, (size_t)tokens, k, K, vec);
                 x_hi[u][h] = load8(x, t_hi, (size_t)tokens, k, K, vec);
             }
@@ -237,15 +252,15 @@ __device__ __forceinline__ void decode_gate_up_body(const T *x, const T *wg, con
         for (int u = 0; u < DECODE_UNROLL; u++)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                mma_relabelled<T>(acc_g, x_lo[u][h], x_hi[u][h], w_g[u][h]);
-                mma_relabelled<T>(acc_u, x_lo[u][h], x_hi[u][h], w_u[u][h]);
+                mma_relabelled<T>(acc_a, x_lo[u][h], x_hi[u][h], w_a[u][h]);
+                if (GATED) mma_relabelled<T>(acc_b, x_lo[u][h], x_hi[u][h], w_b[u][h]);
             }
     }
 
 #pragma unroll
     for (int r = 0; r < 4; r++) {
-        partial[warp][0][r][lane] = acc_g[r];
-        partial[warp][1][r][lane] = acc_u[r];
+        partial[warp][0][r][lane] = acc_a[r];
+        partial[warp][1][r][lane] = acc_b[r];
     }
     __syncthreads();
     if (warp != 0) return;
@@ -258,103 +273,83 @@ __device__ __forceinline__ void decode_gate_up_body(const T *x, const T *wg, con
             b += partial[w][1][r][lane];
         }
         const size_t t = r < 2 ? t_lo : t_hi, j = n0 + 2 * c + r % 2;
-        if (t < (size_t)tokens && j < rows) m[t * rows + j] = from_float<T>(gelu_tanh(a) * b);
+        if (t < (size_t)tokens && j < rows) out[t * rows + j] = from_float<T>(GATED ? gelu_tanh(a) * b : a);
     }
 }
 
-// Copies rows [row0, row0 + n) of a row-major [n_rows, K] matrix, values [k0, k0 + len), into
-// shared memory at dst (rows `stride` values apart), zeros past n_rows or k_end. vec: 16-byte
-// cp.async chunks, left in flight (the caller commits and waits); else element by element.
+// decode_down_staged: one block per 8 rows of Wd, the whole of K (hidden) staged in shared
+// memory: 8 weight rows, then `tokens` rows of m, each row 32 values longer than K rounded up to
+// 64, so that the 8 lanes of one shared-memory phase (two rows, four 16-byte chunks each) fall
+// on 8 different 16-byte bank groups. Values [K, len) of each row are zeros.
 template <typename T>
-__device__ __forceinline__ void stage_rows(T *dst, const T *mat, size_t row0, size_t n_rows, int n, size_t K,
-                                           size_t k0, size_t k_end, int len, int stride, bool vec)
+__device__ __forceinline__ void decode_down_staged_body(const T *m, const T *wd, T *y, int tokens, size_t K,
+                                                        size_t rows)
 {
-    if (vec) {
-        const int chunks = len / 8;
-        for (int i = threadIdx.x; i < n * chunks; i += blockDim.x) {
-            const int r = i / chunks, k = i % chunks * 8;
-            const size_t row = row0 + r, gk = k0 + k;
-            const bool inside = row < n_rows && gk < k_end;
-            cp_async16((uint32_t)__cvta_generic_to_shared(dst + r * stride + k),
-                       inside ? mat + row * K + gk : mat, inside ? 16 : 0);
-        }
-    } else {
-        for (int i = threadIdx.x; i < n * len; i += blockDim.x) {
-            const int r = i / len, k = i % len;
-            const size_t row = row0 + r, gk = k0 + k;
-            dst[r * stride + k] = row < n_rows && gk < k_end ? mat[row * K + gk] : from_float<T>(0.0f);
-        }
-    }
-}
-
-template <typename T>
-__device__ __forceinline__ void decode_down_body(const T *m, const T *wd, T *y, int tokens, size_t K, size_t rows,
-                                                 bool vec, float *partials, unsigned *arrivals)
-{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     extern __shared__ __align__(16) unsigned char staged[];
-    __shared__ float partial[DECODE_DOWN_WARPS][4][32];
+    __shared__ __align__(8) uint64_t bars[2]; // weights, m
+    __shared__ float partial[DECODE_DOWN_WARPS][2][4][32];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
-    const size_t n0 = (size_t)blockIdx.x * 8, steps = (K + 63) / 64;
-    const size_t per_split = (steps + gridDim.y - 1) / gridDim.y, first = blockIdx.y * per_split;
-    const size_t last = min(steps, first + per_split), k0 = first * 64, k_end = min(K, last * 64);
-    // Rows 64 bytes longer than the slice: the 8 lanes of one shared-memory phase (two rows, four
-    // 16-byte chunks each) then fall on 8 different 16-byte bank groups.
-    const int len = (int)(last - first) * 64, stride = len + 32;
+    const size_t n0 = (size_t)blockIdx.x * 8;
+    const int len = (int)((K + 63) / 64 * 64), stride = len + 32, w_rows = (int)min((size_t)8, rows - n0);
     T *w_s = reinterpret_cast<T *>(staged), *x_s = w_s + 8 * stride;
+    const uint32_t bar_w = (uint32_t)__cvta_generic_to_shared(&bars[0]), bar_x = bar_w + 8;
+    const uint32_t row_bytes = (uint32_t)(K * sizeof(T));
+    if (threadIdx.x == 0) { // the weights depend on nothing: on their way at once
+        mbar_init(bar_w, 1);
+        mbar_init(bar_x, 1);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); // visible to the copy engine
+        mbar_arrive_expect_tx(bar_w, w_rows * (int)row_bytes);
+        for (int r = 0; r < w_rows; r++)
+            bulk_copy((uint32_t)__cvta_generic_to_shared(w_s + r * stride), wd + (n0 + r) * K, row_bytes, bar_w);
+    }
+    const int tail = len - (int)K; // zeros past K, where the copies do not write
+    for (int i = threadIdx.x; i < (8 + tokens) * tail; i += blockDim.x)
+        w_s[i / tail * stride + (int)K + i % tail] = from_float<T>(0.0f);
+    grid_dependency_wait(); // m is the output of the kernel before us
+    if (threadIdx.x == 0) {
+        mbar_arrive_expect_tx(bar_x, tokens * (int)row_bytes);
+        for (int t = 0; t < tokens; t++)
+            bulk_copy((uint32_t)__cvta_generic_to_shared(x_s + t * stride), m + t * K, row_bytes, bar_x);
+    }
+    __syncthreads(); // the barriers initialised and the tails zeroed, for every thread
+    mbar_wait(bar_w, 0);
+    mbar_wait(bar_x, 0);
 
-    stage_rows(w_s, wd, n0, rows, 8, K, k0, k_end, len, stride, vec); // depends on nothing
-    cp_async_commit();
-    grid_dependency_wait(); // m is the kernel before us's output
-    stage_rows(x_s, m, 0, (size_t)tokens, tokens, K, k0, k_end, len, stride, vec);
-    cp_async_commit();
-    cp_async_wait<0>();
-    __syncthreads();
-
-    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    // Two accumulators, one per half of each 64-value step: two chains of dependent mma, not one.
+    float acc[2][4] = {};
     const uint4 zero = make_uint4(0, 0, 0, 0);
+    const bool has_w = g < w_rows, has_lo = g < tokens, has_hi = g + 8 < tokens;
+    const T *w_row = w_s + g * stride + c * 8, *lo_row = x_s + g * stride + c * 8;
+    const T *hi_row = x_s + (g + 8) * stride + c * 8;
     for (int s = warp; s < len / 64; s += DECODE_DOWN_WARPS)
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-            const int k = s * 64 + h * 32 + c * 8;
-            const uint4 w = *reinterpret_cast<const uint4 *>(w_s + g * stride + k);
-            const uint4 x_lo = g < tokens ? *reinterpret_cast<const uint4 *>(x_s + g * stride + k) : zero;
-            const uint4 x_hi = g + 8 < tokens ? *reinterpret_cast<const uint4 *>(x_s + (g + 8) * stride + k) : zero;
-            mma_relabelled<T>(acc, x_lo, x_hi, w);
+            const int k = s * 64 + h * 32;
+            const uint4 w = has_w ? *reinterpret_cast<const uint4 *>(w_row + k) : zero;
+            const uint4 x_lo = has_lo ? *reinterpret_cast<const uint4 *>(lo_row + k) : zero;
+            const uint4 x_hi = has_hi ? *reinterpret_cast<const uint4 *>(hi_row + k) : zero;
+            mma_relabelled<T>(acc[h], x_lo, x_hi, w);
         }
 
 #pragma unroll
-    for (int r = 0; r < 4; r++) partial[warp][r][lane] = acc[r];
+    for (int r = 0; r < 4; r++) {
+        partial[warp][0][r][lane] = acc[0][r];
+        partial[warp][1][r][lane] = acc[1][r];
+    }
     __syncthreads();
     if (warp != 0) return;
-    float sum[4];
-#pragma unroll
-    for (int r = 0; r < 4; r++) {
-        sum[r] = 0.0f;
-        for (int w = 0; w < DECODE_DOWN_WARPS; w++) sum[r] += partial[w][r][lane]; // the same order every run
-    }
-    if (gridDim.y > 1) { // a split: sum is one of gridDim.y partial sums of this row group
-        float *group = partials + (size_t)blockIdx.x * gridDim.y * 128;
-#pragma unroll
-        for (int r = 0; r < 4; r++) group[blockIdx.y * 128 + r * 32 + lane] = sum[r];
-        __threadfence(); // our sums are visible GPU-wide before we count ourselves in
-        __syncwarp();
-        unsigned before = 0;
-        if (lane == 0) before = atomicAdd(&arrivals[blockIdx.x], 1u);
-        if (__shfl_sync(0xffffffffu, before, 0) != gridDim.y - 1) return; // not the last: done
-        __threadfence();
-#pragma unroll
-        for (int r = 0; r < 4; r++) {
-            sum[r] = 0.0f;
-            for (unsigned s = 0; s < gridDim.y; s++) sum[r] += __ldcg(group + s * 128 + r * 32 + lane); // from L2
-        }
-        if (lane == 0) arrivals[blockIdx.x] = 0; // zero again for the next launch
-    }
     // Accumulator r of lane (g, c): token g (r < 2) or g + 8 (r >= 2), weight row 2c + r % 2.
 #pragma unroll
     for (int r = 0; r < 4; r++) {
+        float sum = 0.0f;
+        for (int w = 0; w < DECODE_DOWN_WARPS; w++) sum += partial[w][0][r][lane] + partial[w][1][r][lane];
         const size_t t = r < 2 ? g : g + 8, j = n0 + 2 * c + r % 2;
-        if (t < (size_t)tokens && j < rows) y[t * rows + j] = from_float<T>(sum[r]);
+        if (t < (size_t)tokens && j < rows) y[t * rows + j] = from_float<T>(sum);
     }
+#else
+    (void)m, (void)wd, (void)y, (void)tokens, (void)K, (void)rows; // launched on sm_90 only
+#endif
 }
 
 #define DECODE_KERNELS(suffix, T)                                                                        \
@@ -362,26 +357,21 @@ __device__ __forceinline__ void decode_down_body(const T *m, const T *wd, T *y, 
         decode_gate_up_##suffix(const T *x, const T *wg, const T *wu, T *m, int tokens, size_t dim,     \
                                 size_t hidden, bool vec)                                                 \
     {                                                                                                    \
-        decode_gate_up_body<T>(x, wg, wu, m, tokens, dim, hidden, vec);                                 \
+        decode_body<T, true>(x, wg, wu, m, tokens, dim, hidden, vec);                                   \
+    }                                                                                                    \
+    extern "C" __global__ void __launch_bounds__(32 * DECODE_MAX_WARPS)                                  \
+        decode_down_##suffix(const T *m, const T *wd, T *y, int tokens, size_t hidden, size_t dim,       \
+                             bool vec)                                                                   \
+    {                                                                                                    \
+        decode_body<T, false>(m, wd, nullptr, y, tokens, hidden, dim, vec);                             \
     }                                                                                                    \
     extern "C" __global__ void __launch_bounds__(32 * DECODE_DOWN_WARPS, 4)                              \
-        decode_down_##suffix(const T *m, const T *wd, T *y, int tokens, size_t hidden, size_t dim,       \
-                             bool vec, float *partials, unsigned *arrivals)                              \
+        decode_down_staged_##suffix(const T *m, const T *wd, T *y, int tokens, size_t hidden, size_t dim) \
     {                                                                                                    \
-        decode_down_body<T>(m, wd, y, tokens, hidden, dim, vec, partials, arrivals);                    \
+        decode_down_staged_body<T>(m, wd, y, tokens, hidden, dim);                                      \
     }
 DECODE_KERNELS(bf16, __nv_bfloat16)
 DECODE_KERNELS(fp16, __half)
-
-// Down's K in splits of at most DECODE_DOWN_SLICE values, none of them empty (per_split steps
-// of 64 each, the last one shorter).
-static size_t decode_down_splits(size_t hidden, size_t *per_split)
-{
-    const size_t steps = (hidden + 63) / 64, slice_steps = DECODE_DOWN_SLICE / 64;
-    const size_t splits = (steps + slice_steps - 1) / slice_steps;
-    *per_split = (steps + splits - 1) / splits;
-    return (steps + *per_split - 1) / *per_split;
-}
 
 extern "C" int decode_supported(dtype_t t, size_t tokens, size_t dim, size_t hidden, char *why, size_t why_len)
 {
@@ -394,11 +384,8 @@ extern "C" int decode_supported(dtype_t t, size_t tokens, size_t dim, size_t hid
         snprintf(why, why_len, "fp32; the decode kernels multiply on tensor cores (bf16 or fp16 operands)");
         return 0;
     }
-    size_t per_split;
-    if (dim == 0 || hidden == 0 || (dim + 7) / 8 > 0x7fffffff || (hidden + 7) / 8 > 0x7fffffff ||
-        decode_down_splits(hidden, &per_split) > 65535) {
-        snprintf(why, why_len, "dim %zu, hidden %zu: one block per 8 rows (and per %d of hidden) must fit in a grid",
-                 dim, hidden, DECODE_DOWN_SLICE);
+    if (dim == 0 || hidden == 0 || (dim + 7) / 8 > 0x7fffffff || (hidden + 7) / 8 > 0x7fffffff) {
+        snprintf(why, why_len, "dim %zu, hidden %zu: one block per 8 rows must fit in a grid", dim, hidden);
         return 0;
     }
     if (gpu_compute_capability() < 80) {
@@ -417,45 +404,56 @@ static void decode_require(dtype_t t, size_t tokens, size_t dim, size_t hidden)
     }
 }
 
+// One block per 8 weight rows; enough warps that each does at most DECODE_UNROLL steps of K
+// (all its loads in one round) up to DECODE_MAX_WARPS.
+static void decode_shape(size_t K, size_t rows, dim3 *grid, dim3 *block)
+{
+    const size_t steps = (K + 63) / 64;
+    size_t warps = (steps + DECODE_UNROLL - 1) / DECODE_UNROLL;
+    if (warps > DECODE_MAX_WARPS) warps = DECODE_MAX_WARPS;
+    *grid = dim3((unsigned)((rows + 7) / 8));
+    *block = dim3((unsigned)(32 * warps));
+}
+
 static bool decode_vec(size_t K, const void *a, const void *b, const void *c)
 {
     return K % 8 == 0 && aligned16(a) && aligned16(b) && (!c || aligned16(c));
 }
 
-// Both kernels ask for the SM's largest shared-memory carveout: the SM can hold blocks of both
-// only if it is configured for the larger one, and it can change its configuration only when
-// it is empty.
-static void decode_attributes(const void *kernel, int dynamic_smem)
+// decode_down_staged's shared memory: 8 weight rows and `tokens` rows of m, K rounded up to 64
+// plus 32 values each.
+static int decode_down_staged_smem(size_t tokens, size_t hidden)
 {
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                    cudaSharedmemCarveoutMaxShared));
-    if (dynamic_smem) CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, dynamic_smem));
+    return (int)((8 + tokens) * ((hidden + 63) / 64 * 64 + 32) * 2);
 }
 
-// The down kernel's shared memory: 8 weight rows and up to 16 token rows of the slice, each row
-// 32 values longer than the slice (see decode_down_body).
-static int decode_down_smem(size_t tokens, size_t per_split)
+// Both down kernels and gate_up ask for the SM's largest shared-memory carveout: an SM holds
+// blocks of gate_up and of the staged down kernel side by side only if it is configured for
+// the larger, and it can change its configuration only when empty.
+static void decode_attributes(void)
 {
-    return (int)((8 + tokens) * (per_split * 64 + 32) * 2);
+    static int done;
+    if (done) return;
+    const void *kernels[] = {(const void *)decode_gate_up_bf16, (const void *)decode_gate_up_fp16,
+                             (const void *)decode_down_staged_bf16, (const void *)decode_down_staged_fp16};
+    for (int i = 0; i < 4; i++)
+        CUDA_CHECK(cudaFuncSetAttribute(kernels[i], cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        cudaSharedmemCarveoutMaxShared));
+    for (int i = 2; i < 4; i++)
+        CUDA_CHECK(cudaFuncSetAttribute(kernels[i], cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        decode_down_staged_smem(DECODE_MAX_TOKENS, DECODE_DOWN_SLICE)));
+    done = 1;
 }
 
 extern "C" void launch_decode_gate_up(dtype_t t, const void *x, const void *wg, const void *wu, void *m,
                                       size_t tokens, size_t dim, size_t hidden, cudaStream_t stream)
 {
     decode_require(t, tokens, dim, hidden);
-    static int attributes_set[2];
-    const int bf16 = t == DTYPE_BF16;
-    if (!attributes_set[bf16]) {
-        decode_attributes(bf16 ? (const void *)decode_gate_up_bf16 : (const void *)decode_gate_up_fp16, 0);
-        attributes_set[bf16] = 1;
-    }
+    if (gpu_compute_capability() >= 90) decode_attributes();
     const bool vec = decode_vec(dim, x, wg, wu);
-    // One block per 8 weight rows; enough warps that each does at most DECODE_UNROLL steps of K
-    // (all its loads in one round) up to DECODE_MAX_WARPS.
-    size_t warps = ((dim + 63) / 64 + DECODE_UNROLL - 1) / DECODE_UNROLL;
-    if (warps > DECODE_MAX_WARPS) warps = DECODE_MAX_WARPS;
-    const dim3 grid((unsigned)((hidden + 7) / 8)), block((unsigned)(32 * warps));
-    if (bf16)
+    dim3 grid, block;
+    decode_shape(dim, hidden, &grid, &block);
+    if (t == DTYPE_BF16)
         decode_gate_up_bf16<<<grid, block, 0, stream>>>((const __nv_bfloat16 *)x, (const __nv_bfloat16 *)wg,
                                                         (const __nv_bfloat16 *)wu, (__nv_bfloat16 *)m,
                                                         (int)tokens, dim, hidden, vec);
@@ -464,44 +462,22 @@ extern "C" void launch_decode_gate_up(dtype_t t, const void *x, const void *wg, 
                                                         (__half *)m, (int)tokens, dim, hidden, vec);
 }
 
-// The workspace of a split: one arrival counter per row group, then 128 fp32 partial sums per
-// row group and split.
-static size_t decode_counters_bytes(size_t dim) { return ((dim + 7) / 8 * sizeof(unsigned) + 255) / 256 * 256; }
-
-extern "C" size_t decode_down_workspace_bytes(size_t hidden, size_t dim)
-{
-    size_t per_split;
-    const size_t splits = decode_down_splits(hidden, &per_split);
-    if (splits == 1) return 0;
-    return decode_counters_bytes(dim) + (dim + 7) / 8 * splits * 128 * sizeof(float);
-}
-
 extern "C" void launch_decode_down(dtype_t t, const void *m, const void *wd, void *y, size_t tokens,
-                                   size_t hidden, size_t dim, void *workspace, cudaStream_t stream)
+                                   size_t hidden, size_t dim, cudaStream_t stream)
 {
     decode_require(t, tokens, dim, hidden);
-    size_t per_split;
-    const size_t splits = decode_down_splits(hidden, &per_split);
-    if (splits > 1 && (!workspace || !aligned16(workspace))) {
-        fprintf(stderr, "error: launch_decode_down: hidden %zu is split %zu ways and needs a 16-byte aligned "
-                "workspace of decode_down_workspace_bytes() = %zu bytes, zeroed once\n",
-                hidden, splits, decode_down_workspace_bytes(hidden, dim));
-        exit(EXIT_BAD_INPUT);
-    }
-    static int attributes_set[2];
-    const int bf16 = t == DTYPE_BF16;
-    if (!attributes_set[bf16]) { // room for the largest staging: 16 tokens, a whole slice
-        decode_attributes(bf16 ? (const void *)decode_down_bf16 : (const void *)decode_down_fp16,
-                          decode_down_smem(DECODE_MAX_TOKENS, DECODE_DOWN_SLICE / 64));
-        attributes_set[bf16] = 1;
-    }
-    unsigned *arrivals = (unsigned *)workspace;
-    float *partials = splits > 1 ? (float *)((char *)workspace + decode_counters_bytes(dim)) : NULL;
     const bool vec = decode_vec(hidden, m, wd, NULL);
+    // The bulk copies need 16-byte rows and bases (vec) and sm_90, the staging a short hidden.
+    const bool staged = vec && hidden <= DECODE_DOWN_SLICE && gpu_compute_capability() >= 90;
     cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)((dim + 7) / 8), (unsigned)splits);
-    cfg.blockDim = dim3(32 * DECODE_DOWN_WARPS);
-    cfg.dynamicSmemBytes = (size_t)decode_down_smem(tokens, per_split);
+    if (staged) {
+        decode_attributes();
+        cfg.gridDim = dim3((unsigned)((dim + 7) / 8));
+        cfg.blockDim = dim3(32 * DECODE_DOWN_WARPS);
+        cfg.dynamicSmemBytes = (size_t)decode_down_staged_smem(tokens, hidden);
+    } else {
+        decode_shape(hidden, dim, &cfg.gridDim, &cfg.blockDim);
+    }
     cfg.stream = stream;
     cudaLaunchAttribute pdl = {};
     pdl.id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -511,10 +487,13 @@ extern "C" void launch_decode_down(dtype_t t, const void *m, const void *wd, voi
         cfg.numAttrs = 1;
     }
     const int tok = (int)tokens;
-    if (bf16)
-        CUDA_CHECK(cudaLaunchKernelEx(&cfg, decode_down_bf16, (const __nv_bfloat16 *)m, (const __nv_bfloat16 *)wd,
-                                      (__nv_bfloat16 *)y, tok, hidden, dim, vec, partials, arrivals));
-    else
-        CUDA_CHECK(cudaLaunchKernelEx(&cfg, decode_down_fp16, (const __half *)m, (const __half *)wd, (__half *)y,
-                                      tok, hidden, dim, vec, partials, arrivals));
+    if (t == DTYPE_BF16) {
+        const __nv_bfloat16 *mm = (const __nv_bfloat16 *)m, *w = (const __nv_bfloat16 *)wd;
+        if (staged) CUDA_CHECK(cudaLaunchKernelEx(&cfg, decode_down_staged_bf16, mm, w, (__nv_bfloat16 *)y, tok, hidden, dim));
+        else CUDA_CHECK(cudaLaunchKernelEx(&cfg, decode_down_bf16, mm, w, (__nv_bfloat16 *)y, tok, hidden, dim, vec));
+    } else {
+        const __half *mm = (const __half *)m, *w = (const __half *)wd;
+        if (staged) CUDA_CHECK(cudaLaunchKernelEx(&cfg, decode_down_staged_fp16, mm, w, (__half *)y, tok, hidden, dim));
+        else CUDA_CHECK(cudaLaunchKernelEx(&cfg, decode_down_fp16, mm, w, (__half *)y, tok, hidden, dim, vec));
+    }
 }

@@ -26,18 +26,13 @@ void launch_geglu(dtype_t t, const void *gate, const void *up, size_t ld, void *
 /* The decode rung: weight-streaming kernels for a few tokens (see kernels.cu).
  *   launch_decode_gate_up:  m[t, j] = gelu(x_t . Wg_j) * (x_t . Wu_j)   m is [tokens, hidden]
  *   launch_decode_down:     y[t, d] = m_t . Wd_d                       y is [tokens, dim]
- * decode_supported says whether they take this problem; when not, `why` gets one line.
- * The down kernel splits a long hidden over several blocks, which meet in a workspace of
- * decode_down_workspace_bytes(hidden, dim) bytes (0: no split, workspace unused): 16-byte
- * aligned, zeroed once before its first use (each launch leaves it zeroed), used by one launch at
- * a time (launches that share one must be ordered on a stream). */
+ * decode_supported says whether they take this problem; when not, `why` gets one line. */
 enum { DECODE_MAX_TOKENS = 16 };
 int decode_supported(dtype_t t, size_t tokens, size_t dim, size_t hidden, char *why, size_t why_len);
-size_t decode_down_workspace_bytes(size_t hidden, size_t dim);
 void launch_decode_gate_up(dtype_t t, const void *x, const void *wg, const void *wu, void *m,
                            size_t tokens, size_t dim, size_t hidden, cudaStream_t stream);
 void launch_decode_down(dtype_t t, const void *m, const void *wd, void *y, size_t tokens,
-                        size_t hidden, size_t dim, void *workspace, cudaStream_t stream);
+                        size_t hidden, size_t dim, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

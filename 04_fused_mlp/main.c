@@ -57,8 +57,6 @@ struct model_t {
     int rung;
     /* merged: [Wg; Wu] as one [2 * hidden, dim] weight, and its GEMM's output [M, 2 * hidden] */
     void *wgu, *gu;
-    /* decode: where the down kernel's splits of hidden meet (decode_down_workspace_bytes) */
-    void *decode_ws;
     /* graph and decode: the rung whose forward the graph holds, and the graph, made by the first
      * forward */
     int captured_rung;
@@ -238,7 +236,7 @@ static void fwd_decode_kernels(model_t *md)
     LAUNCH_CHECK();
     prof_range_pop();
     prof_range_push("decode_down");
-    launch_decode_down(m->dtype, m->m, m->wd, m->y, m->tokens, m->hidden, m->dim, md->decode_ws, m->stream);
+    launch_decode_down(m->dtype, m->m, m->wd, m->y, m->tokens, m->hidden, m->dim, m->stream);
     LAUNCH_CHECK();
     prof_range_pop();
 }
@@ -307,9 +305,8 @@ static void rung_release(model_t *md)
     if (md->graph) CUDA_CHECK(cudaGraphExecDestroy(md->graph));
     CUDA_CHECK(cudaFree(md->wgu));
     CUDA_CHECK(cudaFree(md->gu));
-    CUDA_CHECK(cudaFree(md->decode_ws));
     md->graph = NULL;
-    md->wgu = md->gu = md->decode_ws = NULL;
+    md->wgu = md->gu = NULL;
 }
 
 /* rung runs here; when it is GRAPH or DECODE, captured is the rung its graph holds. */
@@ -326,11 +323,6 @@ static void rung_prepare_capturing(model_t *md, int rung, int captured)
         CUDA_CHECK(cudaMalloc(&md->gu, 2 * out));
         CUDA_CHECK(cudaMemcpy(md->wgu, m->wg, w, cudaMemcpyDeviceToDevice));
         CUDA_CHECK(cudaMemcpy((char *)md->wgu + w, m->wu, w, cudaMemcpyDeviceToDevice));
-    }
-    if (rung == DECODE && decode_down_workspace_bytes(m->hidden, m->dim) > 0) {
-        size_t ws = decode_down_workspace_bytes(m->hidden, m->dim);
-        CUDA_CHECK(cudaMalloc(&md->decode_ws, ws));
-        CUDA_CHECK(cudaMemset(md->decode_ws, 0, ws)); /* once; each launch leaves it zeroed */
     }
 }
 
