@@ -43,7 +43,6 @@
 
 #include "dtype.h"
 #include "../03_simple_mlp/gelu.cuh" // the GELU every MLP kernel uses, in fp32
-#include "async_copy.cuh"
 #include "check.h"
 #include "gpu.h"
 #include "gemm_geglu.h"
@@ -65,6 +64,19 @@ static_assert((BM * CHUNKS) % THREADS == 0, "each thread copies whole chunks");
 __device__ __forceinline__ uint32_t swizzle(int r, int c)
 {
     return (uint32_t)(r * BK * 2 + ((c ^ ((r >> 1) & 3)) * 16));
+}
+
+// 16-byte global -> shared copy that bypasses L1; src_bytes = 0 writes 16 zero bytes instead.
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, int src_bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+                 "r"(src_bytes)
+                 : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
 // Four 8x8 matrices of 16-bit elements; lane i gives the address of row i % 8 of matrix i / 8.
@@ -347,8 +359,34 @@ template <typename T>
     }
 }
 
-// full[s]: one arrival (the producer's, with the bytes to expect) plus the TMA's byte count;
-// empty[s]: one arrival per consumer warp (mbarriers: async_copy.cuh).
+// mbarriers in shared memory (addresses in the shared window). full[s]: one arrival (the
+// producer's, with the bytes to expect) plus the TMA's byte count; empty[s]: one arrival per
+// consumer warp.
+[[maybe_unused]] __device__ __forceinline__ void mbar_init(uint32_t bar, int count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+[[maybe_unused]] __device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, int bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+[[maybe_unused]] __device__ __forceinline__ void mbar_arrive(uint32_t bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Waits until the phase with this parity has completed. A fresh barrier is in phase 0, and the
+// phase "before" it (parity 1) counts as completed: the producer's first wait on each empty[s]
+// passes at once.
+[[maybe_unused]] __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity)
+{
+    uint32_t done = 0;
+    while (!done)
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     "selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+}
 // The box of `map` at (k, row) into shared memory at dst; completion counted on bar.
 [[maybe_unused]] __device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap *map, int k, int row, uint32_t bar)
 {

@@ -3,8 +3,7 @@
 //   geglu_bf16 / _fp16 / _fp32              m = gelu(gate) * up in one pass (rungs fused_geglu,
 //                                           merged): reads gate and up once, writes m once
 //   decode_gate_up_bf16 / _fp16             m[t, j] = gelu(x_t . Wg_j) * (x_t . Wu_j)  (decode)
-//   decode_down_staged_bf16 / _fp16         y[t, d] = m_t . Wd_d, hidden <= 3072, sm_90 (decode)
-//   decode_down_bf16 / _fp16                the same, any hidden                       (decode)
+//   decode_down_bf16 / _fp16                y[t, d] = m_t . Wd_d                        (decode)
 //
 // The GELU is 03_simple_mlp's gelu.cuh, so every rung computes the same function. Arithmetic is
 // fp32; each output is rounded once to the storage type.
@@ -23,7 +22,6 @@ extern "C" {
 #include "check.h"
 #include "gpu.h"
 #include "elementwise.cuh"
-#include "async_copy.cuh"
 #include "kernels.h"
 
 static bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
@@ -140,20 +138,10 @@ extern "C" void launch_geglu(dtype_t t, const void *gate, const void *up, size_t
 //   launch the down kernel is a programmatic dependent launch (sm_90): it is scheduled while
 //          gate_up runs, loads its first weights, and only then waits for m (see
 //          grid_dependency_wait)
-//   staged at the article's widths the down kernel's blocks of 16 warps at about 100 registers
-//          fit on an SM only once gate_up's blocks have left it, so its weights start streaming
-//          late (3 us into gate_up's 3.5, block by block in globaltimer stamps). On sm_90, for
-//          hidden up to DECODE_DOWN_SLICE, decode_down_staged takes its place: 8 warps at 64
-//          registers, which fit beside three gate_up blocks from the start. One thread hands
-//          the copy engine the block's 8 weight rows (bulk copies into shared memory, counted
-//          on an mbarrier, no registers held), then waits for gate_up, then hands it m's rows
-//          the same way; the warps multiply from shared memory.
 // Rows of x, W past the matrix and K past its end load as zeros; K not a multiple of 8 or
 // unaligned bases take an element-by-element load into the same registers.
 #define DECODE_MAX_WARPS 16
-#define DECODE_UNROLL 3        // 64-value steps of K per warp per round
-#define DECODE_DOWN_WARPS 8    // decode_down_staged
-#define DECODE_DOWN_SLICE 3072 // decode_down_staged: the longest hidden it stages whole
+#define DECODE_UNROLL 3 // 64-value steps of K per warp per round
 
 // c += a (16 x 16) * b (16 x 8), fp32 accumulation.
 template <typename T> __device__ __forceinline__ void mma_16816(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
@@ -168,16 +156,6 @@ template <typename T> __device__ __forceinline__ void mma_16816(float c[4], cons
                      "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
                      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-// One k step of 16 values for the relabelled operands of one lane: x_lo, x_hi (token rows g,
-// g + 8) and w (weight row g), 8 values each at the same K offset; two mma.
-template <typename T> __device__ __forceinline__ void mma_relabelled(float acc[4], uint4 x_lo, uint4 x_hi, uint4 w)
-{
-    const uint32_t a0[4] = {x_lo.x, x_hi.x, x_lo.y, x_hi.y};
-    const uint32_t a1[4] = {x_lo.z, x_hi.z, x_lo.w, x_hi.w};
-    mma_16816<T>(acc, a0, w.x, w.y);
-    mma_16816<T>(acc, a1, w.z, w.w);
 }
 
 // Values k .. k + 7 of row `row` of a row-major [n_rows, K] matrix; zeros past its rows or K.
@@ -252,8 +230,14 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
         for (int u = 0; u < DECODE_UNROLL; u++)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                mma_relabelled<T>(acc_a, x_lo[u][h], x_hi[u][h], w_a[u][h]);
-                if (GATED) mma_relabelled<T>(acc_b, x_lo[u][h], x_hi[u][h], w_b[u][h]);
+                const uint32_t a0[4] = {x_lo[u][h].x, x_hi[u][h].x, x_lo[u][h].y, x_hi[u][h].y};
+                const uint32_t a1[4] = {x_lo[u][h].z, x_hi[u][h].z, x_lo[u][h].w, x_hi[u][h].w};
+                mma_16816<T>(acc_a, a0, w_a[u][h].x, w_a[u][h].y);
+                mma_16816<T>(acc_a, a1, w_a[u][h].z, w_a[u][h].w);
+                if (GATED) {
+                    mma_16816<T>(acc_b, a0, w_b[u][h].x, w_b[u][h].y);
+                    mma_16816<T>(acc_b, a1, w_b[u][h].z, w_b[u][h].w);
+                }
             }
     }
 
@@ -277,81 +261,6 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
     }
 }
 
-// decode_down_staged: one block per 8 rows of Wd, the whole of K (hidden) staged in shared
-// memory: 8 weight rows, then `tokens` rows of m, each row 32 values longer than K rounded up to
-// 64, so that the 8 lanes of one shared-memory phase (two rows, four 16-byte chunks each) fall
-// on 8 different 16-byte bank groups. Values [K, len) of each row are zeros.
-template <typename T>
-__device__ __forceinline__ void decode_down_staged_body(const T *m, const T *wd, T *y, int tokens, size_t K,
-                                                        size_t rows)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    extern __shared__ __align__(16) unsigned char staged[];
-    __shared__ __align__(8) uint64_t bars[2]; // weights, m
-    __shared__ float partial[DECODE_DOWN_WARPS][2][4][32];
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
-    const size_t n0 = (size_t)blockIdx.x * 8;
-    const int len = (int)((K + 63) / 64 * 64), stride = len + 32, w_rows = (int)min((size_t)8, rows - n0);
-    T *w_s = reinterpret_cast<T *>(staged), *x_s = w_s + 8 * stride;
-    const uint32_t bar_w = (uint32_t)__cvta_generic_to_shared(&bars[0]), bar_x = bar_w + 8;
-    const uint32_t row_bytes = (uint32_t)(K * sizeof(T));
-    if (threadIdx.x == 0) { // the weights depend on nothing: on their way at once
-        mbar_init(bar_w, 1);
-        mbar_init(bar_x, 1);
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); // visible to the copy engine
-        mbar_arrive_expect_tx(bar_w, w_rows * (int)row_bytes);
-        for (int r = 0; r < w_rows; r++)
-            bulk_copy((uint32_t)__cvta_generic_to_shared(w_s + r * stride), wd + (n0 + r) * K, row_bytes, bar_w);
-    }
-    const int tail = len - (int)K; // zeros past K, where the copies do not write
-    for (int i = threadIdx.x; i < (8 + tokens) * tail; i += blockDim.x)
-        w_s[i / tail * stride + (int)K + i % tail] = from_float<T>(0.0f);
-    grid_dependency_wait(); // m is the output of the kernel before us
-    if (threadIdx.x == 0) {
-        mbar_arrive_expect_tx(bar_x, tokens * (int)row_bytes);
-        for (int t = 0; t < tokens; t++)
-            bulk_copy((uint32_t)__cvta_generic_to_shared(x_s + t * stride), m + t * K, row_bytes, bar_x);
-    }
-    __syncthreads(); // the barriers initialised and the tails zeroed, for every thread
-    mbar_wait(bar_w, 0);
-    mbar_wait(bar_x, 0);
-
-    // Two accumulators, one per half of each 64-value step: two chains of dependent mma, not one.
-    float acc[2][4] = {};
-    const uint4 zero = make_uint4(0, 0, 0, 0);
-    const bool has_w = g < w_rows, has_lo = g < tokens, has_hi = g + 8 < tokens;
-    const T *w_row = w_s + g * stride + c * 8, *lo_row = x_s + g * stride + c * 8;
-    const T *hi_row = x_s + (g + 8) * stride + c * 8;
-    for (int s = warp; s < len / 64; s += DECODE_DOWN_WARPS)
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int k = s * 64 + h * 32;
-            const uint4 w = has_w ? *reinterpret_cast<const uint4 *>(w_row + k) : zero;
-            const uint4 x_lo = has_lo ? *reinterpret_cast<const uint4 *>(lo_row + k) : zero;
-            const uint4 x_hi = has_hi ? *reinterpret_cast<const uint4 *>(hi_row + k) : zero;
-            mma_relabelled<T>(acc[h], x_lo, x_hi, w);
-        }
-
-#pragma unroll
-    for (int r = 0; r < 4; r++) {
-        partial[warp][0][r][lane] = acc[0][r];
-        partial[warp][1][r][lane] = acc[1][r];
-    }
-    __syncthreads();
-    if (warp != 0) return;
-    // Accumulator r of lane (g, c): token g (r < 2) or g + 8 (r >= 2), weight row 2c + r % 2.
-#pragma unroll
-    for (int r = 0; r < 4; r++) {
-        float sum = 0.0f;
-        for (int w = 0; w < DECODE_DOWN_WARPS; w++) sum += partial[w][0][r][lane] + partial[w][1][r][lane];
-        const size_t t = r < 2 ? g : g + 8, j = n0 + 2 * c + r % 2;
-        if (t < (size_t)tokens && j < rows) y[t * rows + j] = from_float<T>(sum);
-    }
-#else
-    (void)m, (void)wd, (void)y, (void)tokens, (void)K, (void)rows; // launched on sm_90 only
-#endif
-}
-
 #define DECODE_KERNELS(suffix, T)                                                                        \
     extern "C" __global__ void __launch_bounds__(32 * DECODE_MAX_WARPS)                                  \
         decode_gate_up_##suffix(const T *x, const T *wg, const T *wu, T *m, int tokens, size_t dim,     \
@@ -364,11 +273,6 @@ __device__ __forceinline__ void decode_down_staged_body(const T *m, const T *wd,
                              bool vec)                                                                   \
     {                                                                                                    \
         decode_body<T, false>(m, wd, nullptr, y, tokens, hidden, dim, vec);                             \
-    }                                                                                                    \
-    extern "C" __global__ void __launch_bounds__(32 * DECODE_DOWN_WARPS, 4)                              \
-        decode_down_staged_##suffix(const T *m, const T *wd, T *y, int tokens, size_t hidden, size_t dim) \
-    {                                                                                                    \
-        decode_down_staged_body<T>(m, wd, y, tokens, hidden, dim);                                      \
     }
 DECODE_KERNELS(bf16, __nv_bfloat16)
 DECODE_KERNELS(fp16, __half)
@@ -420,36 +324,10 @@ static bool decode_vec(size_t K, const void *a, const void *b, const void *c)
     return K % 8 == 0 && aligned16(a) && aligned16(b) && (!c || aligned16(c));
 }
 
-// decode_down_staged's shared memory: 8 weight rows and `tokens` rows of m, K rounded up to 64
-// plus 32 values each.
-static int decode_down_staged_smem(size_t tokens, size_t hidden)
-{
-    return (int)((8 + tokens) * ((hidden + 63) / 64 * 64 + 32) * 2);
-}
-
-// Both down kernels and gate_up ask for the SM's largest shared-memory carveout: an SM holds
-// blocks of gate_up and of the staged down kernel side by side only if it is configured for
-// the larger, and it can change its configuration only when empty.
-static void decode_attributes(void)
-{
-    static int done;
-    if (done) return;
-    const void *kernels[] = {(const void *)decode_gate_up_bf16, (const void *)decode_gate_up_fp16,
-                             (const void *)decode_down_staged_bf16, (const void *)decode_down_staged_fp16};
-    for (int i = 0; i < 4; i++)
-        CUDA_CHECK(cudaFuncSetAttribute(kernels[i], cudaFuncAttributePreferredSharedMemoryCarveout,
-                                        cudaSharedmemCarveoutMaxShared));
-    for (int i = 2; i < 4; i++)
-        CUDA_CHECK(cudaFuncSetAttribute(kernels[i], cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        decode_down_staged_smem(DECODE_MAX_TOKENS, DECODE_DOWN_SLICE)));
-    done = 1;
-}
-
 extern "C" void launch_decode_gate_up(dtype_t t, const void *x, const void *wg, const void *wu, void *m,
                                       size_t tokens, size_t dim, size_t hidden, cudaStream_t stream)
 {
     decode_require(t, tokens, dim, hidden);
-    if (gpu_compute_capability() >= 90) decode_attributes();
     const bool vec = decode_vec(dim, x, wg, wu);
     dim3 grid, block;
     decode_shape(dim, hidden, &grid, &block);
@@ -467,17 +345,8 @@ extern "C" void launch_decode_down(dtype_t t, const void *m, const void *wd, voi
 {
     decode_require(t, tokens, dim, hidden);
     const bool vec = decode_vec(hidden, m, wd, NULL);
-    // The bulk copies need 16-byte rows and bases (vec) and sm_90, the staging a short hidden.
-    const bool staged = vec && hidden <= DECODE_DOWN_SLICE && gpu_compute_capability() >= 90;
     cudaLaunchConfig_t cfg = {};
-    if (staged) {
-        decode_attributes();
-        cfg.gridDim = dim3((unsigned)((dim + 7) / 8));
-        cfg.blockDim = dim3(32 * DECODE_DOWN_WARPS);
-        cfg.dynamicSmemBytes = (size_t)decode_down_staged_smem(tokens, hidden);
-    } else {
-        decode_shape(hidden, dim, &cfg.gridDim, &cfg.blockDim);
-    }
+    decode_shape(hidden, dim, &cfg.gridDim, &cfg.blockDim);
     cfg.stream = stream;
     cudaLaunchAttribute pdl = {};
     pdl.id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -487,13 +356,10 @@ extern "C" void launch_decode_down(dtype_t t, const void *m, const void *wd, voi
         cfg.numAttrs = 1;
     }
     const int tok = (int)tokens;
-    if (t == DTYPE_BF16) {
-        const __nv_bfloat16 *mm = (const __nv_bfloat16 *)m, *w = (const __nv_bfloat16 *)wd;
-        if (staged) CUDA_CHECK(cudaLaunchKernelEx(&cfg, decode_down_staged_bf16, mm, w, (__nv_bfloat16 *)y, tok, hidden, dim));
-        else CUDA_CHECK(cudaLaunchKernelEx(&cfg, decode_down_bf16, mm, w, (__nv_bfloat16 *)y, tok, hidden, dim, vec));
-    } else {
-        const __half *mm = (const __half *)m, *w = (const __half *)wd;
-        if (staged) CUDA_CHECK(cudaLaunchKernelEx(&cfg, decode_down_staged_fp16, mm, w, (__half *)y, tok, hidden, dim));
-        else CUDA_CHECK(cudaLaunchKernelEx(&cfg, decode_down_fp16, mm, w, (__half *)y, tok, hidden, dim, vec));
-    }
+    if (t == DTYPE_BF16)
+        CUDA_CHECK(cudaLaunchKernelEx(&cfg, decode_down_bf16, (const __nv_bfloat16 *)m, (const __nv_bfloat16 *)wd,
+                                      (__nv_bfloat16 *)y, tok, hidden, dim, vec));
+    else
+        CUDA_CHECK(cudaLaunchKernelEx(&cfg, decode_down_fp16, (const __half *)m, (const __half *)wd, (__half *)y,
+                                      tok, hidden, dim, vec));
 }

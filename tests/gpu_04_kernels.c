@@ -187,10 +187,8 @@ static int test_decode(void)
     /* {dim, hidden}: tiny; not multiples of 8 (element-by-element loads); K with a partial last
      * step of 64; K long enough for several rounds of loads per warp (4104 = 64 x 64 + 8;
      * 25000: nine; 65536: 22, with 8192 gate_up blocks of one warp); the article's widths.
-     * Rows not a multiple of 8 leave a partial weight tile everywhere. On sm_90 the down kernel
-     * stages whole rows in shared memory when hidden is a multiple of 8 and at most 3072: 40
-     * and 1000 (zeros past K to 64; 36 rows: a last block of 4), 520, 3072; the others, and
-     * every shape on older GPUs, take the streaming kernel. */
+     * Rows not a multiple of 8 leave a partial weight tile everywhere (36: a last block of 4 rows
+     * of Wd, with 16-byte loads). */
     const size_t shapes[][2] = {{24, 40},    {7, 9},      {30, 50},    {72, 130},   {264, 257},  {36, 1000},
                                 {64, 4096},  {4104, 520}, {768, 3072}, {16, 25000}, {8, 65536}};
     const size_t tokens[] = {1, 3, 8, 9, 16};

@@ -58,7 +58,7 @@ one_tool() {  # every case under one tool
     fi
     [ -x bin/03_simple_mlp ] && check "$tool" "03 2x65 72->130" bin/03_simple_mlp --batch 2 --seq 65 --dim 72 --hidden 130 $small
     [ -x bin/04_fused_mlp ] && check "$tool" "04 ladder 2x65 72->130" bin/04_fused_mlp --batch 2 --seq 65 --dim 72 --hidden 130 $small
-    [ -x bin/04_fused_mlp ] && check "$tool" "04 decode 1x3 36->1000" bin/04_fused_mlp --variant decode --batch 1 --seq 3 --dim 36 --hidden 1000 $small
+    [ -x bin/04_fused_mlp ] && check "$tool" "04 decode 1x3 72->130" bin/04_fused_mlp --variant decode --batch 1 --seq 3 --dim 72 --hidden 130 $small
     for t in bin/tests/gpu_*; do
         [ -x "$t" ] && check "$tool" "$(basename "$t")" "$t"
     done
