@@ -48,7 +48,7 @@ COMMON_OBJ := $(COMMON_C:%.c=$(BUILD)/%.o) $(COMMON_CU:%.cu=$(BUILD)/%.cu.o)
 # keep object files of tests between runs
 .SECONDARY:
 
-all: $(BUILT_STAGES) bin/ceilings
+all: $(BUILT_STAGES) bin/ceilings bin/decode_timeline
 
 # A stage's objects: every .c and .cu in its directory.
 stage_obj = $(patsubst %.c,$(BUILD)/%.o,$(wildcard $(1)/*.c)) $(patsubst %.cu,$(BUILD)/%.cu.o,$(wildcard $(1)/*.cu))
@@ -83,6 +83,14 @@ ceilings: bin/ceilings
 bin/ceilings: $(BUILD)/bench/ceilings.o $(BUILD)/bench/empty_kernel.cu.o $(COMMON_OBJ) | bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS)
 
+# bench/decode_timeline: where 04's decode forward spends its time, block by block; 04's kernels
+# built a second time, with the timeline stamps of kernels.h.
+bin/decode_timeline: $(BUILD)/bench/decode_timeline.o $(BUILD)/04_fused_mlp/kernels_timeline.cu.o $(COMMON_OBJ) | bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS)
+$(BUILD)/04_fused_mlp/kernels_timeline.cu.o: 04_fused_mlp/kernels.cu $(wildcard common/*.h) $(wildcard */*.h) $(wildcard */*.cuh) | $(BUILD)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -DDECODE_TIMELINE -c -o $@ $<
+
 bin $(BUILD):
 	@mkdir -p $@
 
@@ -106,7 +114,7 @@ bin/tests/gpu_%: $(BUILD)/tests/gpu_%.o $(COMMON_OBJ) $(STAGE_LIB_OBJ)
 # tests/gpu_*.sh drive the stage programs themselves on a GPU (SKIP without one).
 GPU_SCRIPTS := $(wildcard tests/gpu_*.sh)
 
-test: $(CPU_TESTS) $(GPU_TESTS) $(addprefix bin/,$(BUILT_STAGES))
+test: $(CPU_TESTS) $(GPU_TESTS) $(addprefix bin/,$(BUILT_STAGES)) bin/decode_timeline
 	@tests/run_tests.sh $(CPU_TESTS) $(CPU_SCRIPTS) $(GPU_TESTS) $(GPU_SCRIPTS) -- $(BUILT_STAGES)
 
 # Every stage and the GPU tests under compute-sanitizer (memcheck, racecheck, initcheck,

@@ -189,6 +189,33 @@ __device__ __forceinline__ void grid_dependency_wait(void)
 #endif
 }
 
+// Timeline stamps, for bench/decode_timeline, which compiles this file with -DDECODE_TIMELINE.
+// A profiler shows one duration per kernel; to see inside the decode forward, thread 0 of each
+// block writes the GPU's nanosecond clock (%globaltimer: one clock for all SMs) at each event of
+// kernels.h's decode_stamp_event, and its SM's number. In the stages this is nothing.
+#if defined(DECODE_TIMELINE)
+__device__ unsigned long long decode_stamps[2][DECODE_STAMP_BLOCKS][DECODE_STAMP_SLOTS]; // gate_up, down
+
+extern "C" void decode_stamps_read(unsigned long long *host)
+{
+    CUDA_CHECK(cudaMemcpyFromSymbol(host, decode_stamps, sizeof decode_stamps));
+}
+#endif
+template <bool GATED> __device__ __forceinline__ void decode_stamp(int event)
+{
+#if defined(DECODE_TIMELINE)
+    if (threadIdx.x != 0 || blockIdx.x >= DECODE_STAMP_BLOCKS) return;
+    unsigned long long now;
+    unsigned sm;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    decode_stamps[GATED ? 0 : 1][blockIdx.x][event] = now;
+    decode_stamps[GATED ? 0 : 1][blockIdx.x][DECODE_STAMP_SM] = sm;
+#else
+    (void)event;
+#endif
+}
+
 template <typename T, bool GATED>
 __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb, T *out, int tokens,
                                             size_t K, size_t rows, bool vec)
@@ -198,6 +225,7 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
     const int g = lane / 4, c = lane % 4;
     const size_t n0 = (size_t)blockIdx.x * 8, steps = (K + 63) / 64;
     const size_t t_lo = g, t_hi = g + 8; // the two token rows of this lane's mma fragments
+    decode_stamp<GATED>(DECODE_STAMP_START);
     if (GATED) grid_dependents_launch(); // the down kernel may start streaming its weights
     float acc_a[4] = {0.0f, 0.0f, 0.0f, 0.0f}, acc_b[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 
@@ -217,7 +245,11 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
         // gate_up kernel's m). Launched as a programmatic dependent, this kernel starts while
         // that one finishes, its first weights already on the way; here it waits for the
         // kernel before to complete and its writes to be visible (a no-op otherwise).
-        if (s0 == (size_t)warp) grid_dependency_wait();
+        if (s0 == (size_t)warp) {
+            decode_stamp<GATED>(DECODE_STAMP_ISSUED);
+            grid_dependency_wait();
+            decode_stamp<GATED>(DECODE_STAMP_WAITED);
+        }
 #pragma unroll
         for (int u = 0; u < DECODE_UNROLL; u++)
 #pragma unroll
@@ -241,6 +273,7 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
             }
     }
 
+    decode_stamp<GATED>(DECODE_STAMP_COMPUTED);
 #pragma unroll
     for (int r = 0; r < 4; r++) {
         partial[warp][0][r][lane] = acc_a[r];
@@ -259,6 +292,7 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
         const size_t t = r < 2 ? t_lo : t_hi, j = n0 + 2 * c + r % 2;
         if (t < (size_t)tokens && j < rows) out[t * rows + j] = from_float<T>(GATED ? gelu_tanh(a) * b : a);
     }
+    decode_stamp<GATED>(DECODE_STAMP_END);
 }
 
 #define DECODE_KERNELS(suffix, T)                                                                        \

@@ -34,6 +34,21 @@ void launch_decode_gate_up(dtype_t t, const void *x, const void *wg, const void 
 void launch_decode_down(dtype_t t, const void *m, const void *wd, void *y, size_t tokens,
                         size_t hidden, size_t dim, cudaStream_t stream);
 
+/* The decode kernels' timeline (bench/decode_timeline only: kernels.cu built with
+ * -DDECODE_TIMELINE). Thread 0 of each block, for the first DECODE_STAMP_BLOCKS blocks of each
+ * kernel, writes %globaltimer (ns) at these events of its first round of loads (a block of K up
+ * to 48 steps of 64 has one round), and its SM's number in slot DECODE_STAMP_SM.
+ *   START     the block begins
+ *   ISSUED    its first weight loads are issued (down: before it waits for gate_up)
+ *   WAITED    griddepcontrol.wait returned (down: gate_up complete; gate_up: at once)
+ *   COMPUTED  warp 0 is through its loads and mma
+ *   END       warp 0 has summed the warps and written the block's outputs
+ * decode_stamps_read copies them: [2 kernels: gate_up, down][DECODE_STAMP_BLOCKS][SLOTS]. */
+enum { DECODE_STAMP_START, DECODE_STAMP_ISSUED, DECODE_STAMP_WAITED, DECODE_STAMP_COMPUTED, DECODE_STAMP_END,
+       DECODE_STAMP_SM, DECODE_STAMP_SLOTS };
+enum { DECODE_STAMP_BLOCKS = 16384 };
+void decode_stamps_read(unsigned long long *host);
+
 #ifdef __cplusplus
 }
 #endif

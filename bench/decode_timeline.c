@@ -1,0 +1,200 @@
+/* decode_timeline: where the decode rung's time goes, block by block.
+ *
+ *   make bin/decode_timeline && bin/decode_timeline [--tokens 8] [--dim 768] [--hidden 3072] [--dtype bf16]
+ *
+ * A trace gives one duration per kernel, and at 8 tokens those durations overlap (the down
+ * kernel is a programmatic dependent launch) and hide what each block waits for. This program
+ * runs 04_fused_mlp's two decode kernels built with timeline stamps (kernels.cu compiled with
+ * -DDECODE_TIMELINE; kernels.h lists the events): thread 0 of every block writes the GPU's
+ * global nanosecond clock when the block starts, when its first weight loads are issued, when
+ * its wait for the kernel before returns, when warp 0 is through its loads and mma, and at its
+ * end, plus the SM it ran on.
+ *
+ * The forward is captured in a CUDA graph and replayed 200 times back to back, as the decode
+ * rung runs it; the stamps are those of the last forward. For each event the report gives the
+ * spread over the blocks (min, 10th percentile, median, 90th, max) in microseconds from the
+ * first gate_up block's start, then how many gate_up blocks shared an SM. Three repetitions,
+ * so that a reader sees how much the numbers move. The inputs are random; the kernels' results
+ * are checked by tests/gpu_04_kernels, not here.
+ *
+ * Its own flags, not the stages' (which would accept --steps, --sweep and others that mean
+ * nothing here): --tokens 1..16, --dim and --hidden 1..1048576, --dtype bf16 | fp16.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../04_fused_mlp/kernels.h"
+#include "check.h"
+#include "cli.h"
+#include "gpu.h"
+#include "ref.h"
+
+enum { FORWARDS = 200, REPEATS = 3 };
+
+static const char *const event_name[] = {"start", "weights issued", "wait returned", "loads+mma done", "end"};
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* One line: min, p10, median, p90, max of v[0..n), n > 0; v is sorted in place. */
+static void spread(const char *kernel, const char *event, double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    printf("  %-8s %-15s %7.2f %7.2f %7.2f %7.2f %7.2f\n", kernel, event, v[0], v[n / 10], v[n / 2], v[n * 9 / 10],
+           v[n - 1]);
+}
+
+static long long parse_flag_value(const char *flag, const char *text, long long lo, long long hi)
+{
+    char *end;
+    errno = 0;
+    const long long v = text ? strtoll(text, &end, 10) : 0;
+    if (!text || errno || end == text || *end != '\0' || v < lo || v > hi) {
+        fprintf(stderr, "error: %s needs a whole number in %lld..%lld, got '%s'\n", flag, lo, hi, text ? text : "");
+        exit(EXIT_BAD_INPUT);
+    }
+    return v;
+}
+
+static void *upload_random(rng_t *r, dtype_t t, size_t n, float bound)
+{
+    float *v = malloc(n * sizeof *v);
+    void *bits = malloc(n * dtype_size(t)), *dev;
+    if (!v || !bits) {
+        fprintf(stderr, "error: out of host memory for %zu values\n", n);
+        exit(EXIT_BAD_INPUT);
+    }
+    fill_uniform(r, v, n, -bound, bound);
+    dtype_round_and_pack(t, v, bits, n);
+    CUDA_CHECK(cudaMalloc(&dev, n * dtype_size(t)));
+    CUDA_CHECK(cudaMemcpy(dev, bits, n * dtype_size(t), cudaMemcpyHostToDevice));
+    free(v);
+    free(bits);
+    return dev;
+}
+
+int main(int argc, char **argv)
+{
+    long long tokens = 8, dim = 768, hidden = 3072;
+    dtype_t t = DTYPE_BF16;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--help") == 0) {
+            printf("usage: decode_timeline [--tokens 1..16] [--dim N] [--hidden N] [--dtype bf16|fp16]\n"
+                   "where the decode rung's time goes, block by block (see the header of bench/decode_timeline.c)\n");
+            return 0;
+        } else if (strcmp(a, "--tokens") == 0) {
+            tokens = parse_flag_value(a, next, 1, DECODE_MAX_TOKENS), i++;
+        } else if (strcmp(a, "--dim") == 0) {
+            dim = parse_flag_value(a, next, 1, 1048576), i++;
+        } else if (strcmp(a, "--hidden") == 0) {
+            hidden = parse_flag_value(a, next, 1, 1048576), i++;
+        } else if (strcmp(a, "--dtype") == 0) {
+            if (!next || dtype_parse(next, &t) != 0 || t == DTYPE_FP32) {
+                fprintf(stderr, "error: --dtype needs bf16 or fp16 (the decode kernels' operands), got '%s'\n",
+                        next ? next : "");
+                return EXIT_BAD_INPUT;
+            }
+            i++;
+        } else {
+            fprintf(stderr, "error: unknown flag '%s' (try --help)\n", a);
+            return EXIT_BAD_INPUT;
+        }
+    }
+
+    gpu_info g;
+    gpu_require(&g, "decode_timeline");
+    char why[256];
+    if (!decode_supported(t, (size_t)tokens, (size_t)dim, (size_t)hidden, why, sizeof why)) {
+        fprintf(stderr, "error: decode kernels: %s\n", why);
+        return EXIT_BAD_INPUT;
+    }
+    const size_t T = (size_t)tokens, D = (size_t)dim, H = (size_t)hidden, e = dtype_size(t);
+    gpu_require_fits(cli_mul(cli_mul(3 * D, H, "the weights"), e, "the weights") + (2 * T * (D + H)) * e,
+                     "the decode problem");
+    rng_t r = rng_seed(1234);
+    void *x = upload_random(&r, t, T * D, 1.0f), *wg = upload_random(&r, t, H * D, 1.0f / (float)sqrt((double)D));
+    void *wu = upload_random(&r, t, H * D, 1.0f / (float)sqrt((double)D));
+    void *wd = upload_random(&r, t, D * H, 1.0f / (float)sqrt((double)H));
+    void *m, *y;
+    CUDA_CHECK(cudaMalloc(&m, T * H * e));
+    CUDA_CHECK(cudaMalloc(&y, T * D * e));
+
+    cudaStream_t s;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    /* One plain forward first: module loading stays out of the capture. */
+    launch_decode_gate_up(t, x, wg, wu, m, T, D, H, s);
+    launch_decode_down(t, m, wd, y, T, H, D, s);
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    cudaGraph_t graph;
+    cudaGraphExec_t forward;
+    CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    launch_decode_gate_up(t, x, wg, wu, m, T, D, H, s);
+    launch_decode_down(t, m, wd, y, T, H, D, s);
+    CUDA_CHECK(cudaStreamEndCapture(s, &graph));
+    CUDA_CHECK(cudaGraphInstantiate(&forward, graph, 0));
+
+    const size_t blocks[2] = {(H + 7) / 8, (D + 7) / 8};
+    const size_t stamped[2] = {blocks[0] < DECODE_STAMP_BLOCKS ? blocks[0] : DECODE_STAMP_BLOCKS,
+                               blocks[1] < DECODE_STAMP_BLOCKS ? blocks[1] : DECODE_STAMP_BLOCKS};
+    const size_t n_stamps = 2 * (size_t)DECODE_STAMP_BLOCKS * DECODE_STAMP_SLOTS;
+    unsigned long long *st = malloc(n_stamps * sizeof *st);
+    double *v = malloc((stamped[0] > stamped[1] ? stamped[0] : stamped[1]) * sizeof *v);
+    if (!st || !v) {
+        fprintf(stderr, "error: out of host memory\n");
+        free(st);
+        free(v);
+        return EXIT_BAD_INPUT;
+    }
+    gpu_print(&g);
+    printf("decode forward: %lld tokens, %lld -> %lld, %s; gate_up %zu blocks, down %zu blocks%s\n", tokens, dim,
+           hidden, dtype_name(t), blocks[0], blocks[1],
+           blocks[0] > stamped[0] || blocks[1] > stamped[1] ? " (the first 16384 of each stamped)" : "");
+    for (int rep = 0; rep < REPEATS; rep++) {
+        for (int i = 0; i < FORWARDS; i++) CUDA_CHECK(cudaGraphLaunch(forward, s));
+        CUDA_CHECK(cudaStreamSynchronize(s));
+        decode_stamps_read(st);
+#define STAMP(kernel, block, slot) \
+    st[((size_t)(kernel) * DECODE_STAMP_BLOCKS + (block)) * DECODE_STAMP_SLOTS + (slot)]
+        unsigned long long t0 = ~0ull;
+        for (size_t b = 0; b < stamped[0]; b++)
+            if (STAMP(0, b, DECODE_STAMP_START) < t0) t0 = STAMP(0, b, DECODE_STAMP_START);
+        printf("\nrepeat %d: the last of %d forwards replayed back to back; us from the first gate_up block's start\n",
+               rep + 1, FORWARDS);
+        printf("  %-8s %-15s %7s %7s %7s %7s %7s\n", "kernel", "event", "min", "p10", "median", "p90", "max");
+        for (int k = 0; k < 2; k++)
+            for (int ev = DECODE_STAMP_START; ev <= DECODE_STAMP_END; ev++) {
+                for (size_t b = 0; b < stamped[k]; b++) v[b] = (double)(STAMP(k, b, ev) - t0) * 1e-3;
+                spread(k == 0 ? "gate_up" : "down", event_name[ev], v, stamped[k]);
+            }
+        /* How the block scheduler placed gate_up: blocks per SM, over the SMs it used. */
+        int per_sm[1024] = {0}, most = 0;
+        for (size_t b = 0; b < stamped[0]; b++) {
+            const unsigned sm = (unsigned)STAMP(0, b, DECODE_STAMP_SM) % 1024;
+            if (++per_sm[sm] > most) most = per_sm[sm];
+        }
+        printf("  gate_up blocks per SM:");
+        for (int k = 1; k <= most; k++) {
+            int sms = 0;
+            for (int i = 0; i < 1024; i++) sms += per_sm[i] == k;
+            printf("%s %d SMs with %d", k > 1 ? "," : "", sms, k);
+        }
+        printf("\n");
+#undef STAMP
+    }
+    free(st);
+    free(v);
+    CUDA_CHECK(cudaGraphExecDestroy(forward));
+    CUDA_CHECK(cudaGraphDestroy(graph));
+    void *bufs[] = {x, wg, wu, wd, m, y};
+    for (int i = 0; i < 6; i++) CUDA_CHECK(cudaFree(bufs[i]));
+    CUDA_CHECK(cudaStreamDestroy(s));
+    return 0;
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# bin/decode_timeline's command line, on the built binary (no GPU needed): --help exits 0; each
+# bad input exits 1 with one line on stderr naming the problem; without a GPU a valid command
+# exits 2 with one "waived" line.
+set -u
+cd "$(dirname "$0")/.."
+bin=bin/decode_timeline
+if [ ! -x "$bin" ]; then
+    echo "SKIP decode_timeline: $bin not built (make all; make test builds it)"
+    exit 0
+fi
+out=$(mktemp); err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+
+expect() {  # expect LABEL NEEDLE ARGS...: exit 1 and one stderr line containing NEEDLE
+    local label=$1 needle=$2; shift 2
+    "$bin" "$@" >"$out" 2>"$err"
+    local rc=$?
+    if [ "$rc" -eq 1 ] && [ "$(wc -l <"$err")" -eq 1 ] && grep -qF -- "$needle" "$err"; then
+        echo "PASS decode_timeline $label"
+    else
+        echo "FAIL decode_timeline $label: exit $rc, expected 1 and one line with '$needle': $(cat "$err")"
+    fi
+}
+
+if "$bin" --help >"$out" 2>&1 && grep -q -- "--tokens" "$out"; then
+    echo "PASS decode_timeline help"
+else
+    echo "FAIL decode_timeline help: --help must exit 0 and list the flags"
+fi
+expect unknown-flag "unknown flag '--bogus'" --bogus
+expect missing-value "--dim needs a whole number" --dim
+expect too-many-tokens "--tokens needs a whole number in 1..16, got '17'" --tokens 17
+expect not-a-number "--hidden needs a whole number" --hidden 12x
+expect fp32 "--dtype needs bf16 or fp16" --dtype fp32
+
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+    "$bin" --tokens 1 >"$out" 2>"$err"
+    rc=$?
+    if [ "$rc" -eq 2 ] && grep -q "waived" "$out" && [ "$(cat "$out" "$err" | wc -l)" -eq 1 ]; then
+        echo "PASS decode_timeline no-gpu-waived"
+    else
+        echo "FAIL decode_timeline no-gpu-waived: exit $rc, output: $(cat "$out" "$err")"
+    fi
+else
+    echo "SKIP decode_timeline no-gpu-waived: a GPU is present"
+fi
