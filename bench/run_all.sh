@@ -66,6 +66,9 @@ if want 04 && [ -x bin/04_fused_mlp ]; then
     part 04 $s --batch 64 --seq 512 --dim 4096 --hidden 11008 --steps 5 --no-trace
     part 04 $s --sweep --no-trace
 fi
+if want 04 && [ -x bin/decode_timeline ]; then  # the decode rung, block by block
+    for t in 8 1 16; do part decode_timeline timeout "$lim" bin/decode_timeline --tokens "$t"; done
+fi
 # The tests and the sanitizers take minutes, not seconds: limits of their own.
 if want tests; then
     part tests timeout "${TESTS_LIMIT:-900}" tests/run_tests.sh bin/tests/* tests/gpu_*.sh -- $(for s in 0*/; do [ -x "bin/${s%/}" ] && echo "${s%/}"; done)
