@@ -1,6 +1,7 @@
 /* decode_timeline: where the decode rung's time goes, block by block.
  *
  *   make bin/decode_timeline && bin/decode_timeline [--tokens 8] [--dim 768] [--hidden 3072] [--dtype bf16]
+ *       [--csv FILE]
  *
  * A trace gives one duration per kernel, and at 8 tokens those durations overlap (the down
  * kernel is a programmatic dependent launch) and hide what each block waits for. This program
@@ -17,8 +18,12 @@
  * so that a reader sees how much the numbers move. The inputs are random; the kernels' results
  * are checked by tests/gpu_04_kernels, not here.
  *
+ * --csv FILE writes the last repeat's stamps, one row per block (kernel, block, SM, then each
+ * event in us) after one comment line (# date, GPU, shape), for common/plots/decode_timeline.gp
+ * to draw block by block.
+ *
  * Its own flags, not the stages' (which would accept --steps, --sweep and others that mean
- * nothing here): --tokens 1..16, --dim and --hidden 1..1048576, --dtype bf16 | fp16.
+ * nothing here): --tokens 1..16, --dim and --hidden 1..1048576, --dtype bf16 | fp16, --csv FILE.
  */
 #include <errno.h>
 #include <math.h>
@@ -26,16 +31,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../04_fused_mlp/kernels.h"
 #include "check.h"
 #include "cli.h"
 #include "gpu.h"
+#include "out.h"
 #include "ref.h"
 
 enum { FORWARDS = 200, REPEATS = 3 };
 
 static const char *const event_name[] = {"start", "weights issued", "wait returned", "loads+mma done", "end"};
+static const char *const kernel_name[] = {"gate_up", "down"};
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -63,6 +71,27 @@ static long long parse_flag_value(const char *flag, const char *text, long long 
     return v;
 }
 
+/* The stamps of one forward, one row per block: kernel, block, SM, then each event in us from t0;
+ * after a first comment line naming the run (what the figure's title takes its date from). */
+static int write_csv(const char *path, const char *about, const unsigned long long *st, const size_t stamped[2],
+                     unsigned long long t0)
+{
+    char tmp[4200];
+    FILE *f = out_open(path, tmp, sizeof tmp);
+    if (!f) return -1;
+    fprintf(f, "# %s\n", about);
+    fprintf(f, "kernel,block,sm,start_us,issued_us,waited_us,computed_us,end_us\n");
+    for (int k = 0; k < 2; k++)
+        for (size_t b = 0; b < stamped[k]; b++) {
+            const unsigned long long *row = st + ((size_t)k * DECODE_STAMP_BLOCKS + b) * DECODE_STAMP_SLOTS;
+            fprintf(f, "%s,%zu,%llu", kernel_name[k], b, row[DECODE_STAMP_SM]);
+            for (int ev = DECODE_STAMP_START; ev <= DECODE_STAMP_END; ev++)
+                fprintf(f, ",%.3f", (double)(row[ev] - t0) * 1e-3);
+            fprintf(f, "\n");
+        }
+    return out_commit(f, tmp, path);
+}
+
 static void *upload_random(rng_t *r, dtype_t t, size_t n, float bound)
 {
     float *v = malloc(n * sizeof *v);
@@ -84,10 +113,11 @@ int main(int argc, char **argv)
 {
     long long tokens = 8, dim = 768, hidden = 3072;
     dtype_t t = DTYPE_BF16;
+    const char *csv = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0) {
-            printf("usage: decode_timeline [--tokens 1..16] [--dim N] [--hidden N] [--dtype bf16|fp16]\n"
+            printf("usage: decode_timeline [--tokens 1..16] [--dim N] [--hidden N] [--dtype bf16|fp16] [--csv FILE]\n"
                    "where the decode rung's time goes, block by block (see the header of bench/decode_timeline.c)\n");
             return 0;
         } else if (strcmp(a, "--tokens") == 0) {
@@ -103,12 +133,25 @@ int main(int argc, char **argv)
                 return EXIT_BAD_INPUT;
             }
             i++;
+        } else if (strcmp(a, "--csv") == 0) {
+            if (!next || !*next) {
+                fprintf(stderr, "error: --csv needs a file name\n");
+                return EXIT_BAD_INPUT;
+            }
+            csv = next, i++;
         } else {
             fprintf(stderr, "error: unknown flag '%s' (try --help)\n", a);
             return EXIT_BAD_INPUT;
         }
     }
 
+    if (csv) { /* a place the CSV cannot go is refused now, not after the run */
+        char tmp[4200];
+        FILE *probe = out_open(csv, tmp, sizeof tmp);
+        if (!probe) return EXIT_BAD_INPUT;
+        fclose(probe);
+        remove(tmp);
+    }
     gpu_info g;
     gpu_require(&g, "decode_timeline");
     char why[256];
@@ -172,7 +215,7 @@ int main(int argc, char **argv)
         for (int k = 0; k < 2; k++)
             for (int ev = DECODE_STAMP_START; ev <= DECODE_STAMP_END; ev++) {
                 for (size_t b = 0; b < stamped[k]; b++) v[b] = (double)(STAMP(k, b, ev) - t0) * 1e-3;
-                spread(k == 0 ? "gate_up" : "down", event_name[ev], v, stamped[k]);
+                spread(kernel_name[k], event_name[ev], v, stamped[k]);
             }
         /* How the block scheduler placed gate_up: blocks per SM, over the SMs it used. */
         int per_sm[1024] = {0}, most = 0;
@@ -188,6 +231,19 @@ int main(int argc, char **argv)
         }
         printf("\n");
 #undef STAMP
+        if (csv && rep == REPEATS - 1) {
+            char about[512], day[32];
+            const time_t now = time(NULL);
+            strftime(day, sizeof day, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+            snprintf(about, sizeof about, "date: %s; %s; %lld tokens, %lld -> %lld, %s", day, g.prop.name, tokens, dim,
+                     hidden, dtype_name(t));
+            if (write_csv(csv, about, st, stamped, t0) != 0) {
+                free(st);
+                free(v);
+                return EXIT_BAD_INPUT;
+            }
+            printf("wrote %s (repeat %d, one row per block)\n", csv, rep + 1);
+        }
     }
     free(st);
     free(v);

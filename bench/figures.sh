@@ -50,3 +50,9 @@ for shape in 64x128_768x3072 1x8_768x3072 64x512_4096x11008; do
     plot ladder.gp "$f/ladder_${shape}_bf16.csv" "$img/04_fused_mlp_ladder_${shape}_bf16.png" "GeGLU MLP ladder, ${shape/_/, }, bf16"
 done
 plot ladder_sweep.gp "$f/sweep_768x3072_bf16.csv" "$img/04_fused_mlp_sweep_768x3072_bf16.png" "GeGLU MLP 768 -> 3072, every rung, bf16"
+# The timeline's CSV names its own date (its first line), which may be a later day than env.txt's.
+tl=$run/decode_timeline_8tokens.csv
+[ -f "$tl" ] || { echo "figures: $tl missing" >&2; exit 1; }
+tl_day=$(sed -n '1s/^# date: \([0-9-]*\).*/\1/p' "$tl")
+where="$gpu, $cuda, ${tl_day:-$day}"
+plot decode_timeline.gp "$tl" "$img/04_decode_timeline_8tokens.png" "decode rung, 8 tokens, 768 -> 3072, bf16, block by block"

@@ -67,7 +67,9 @@ if want 04 && [ -x bin/04_fused_mlp ]; then
     part 04 $s --sweep --no-trace
 fi
 if want 04 && [ -x bin/decode_timeline ]; then  # the decode rung, block by block
-    for t in 8 1 16; do part decode_timeline timeout "$lim" bin/decode_timeline --tokens "$t"; done
+    for t in 8 1 16; do
+        part decode_timeline timeout "$lim" bin/decode_timeline --tokens "$t" --csv "$out/decode_timeline_${t}tokens.csv"
+    done
 fi
 # The tests and the sanitizers take minutes, not seconds: limits of their own.
 if want tests; then

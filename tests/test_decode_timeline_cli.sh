@@ -33,6 +33,8 @@ expect missing-value "--dim needs a whole number" --dim
 expect too-many-tokens "--tokens needs a whole number in 1..16, got '17'" --tokens 17
 expect not-a-number "--hidden needs a whole number" --hidden 12x
 expect fp32 "--dtype needs bf16 or fp16" --dtype fp32
+expect csv-missing "--csv needs a file name" --csv
+expect csv-unwritable "cannot write /dev/null/x" --csv /dev/null/x
 
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
     "$bin" --tokens 1 >"$out" 2>"$err"
