@@ -11,6 +11,7 @@ set xlabel "microseconds from the first gate_up block's start"
 set ylabel "block (gate_up below, down above)"
 set grid xtics
 set key outside bottom center horizontal
+set bmargin 8
 gap = 16
 # gate_up blocks keep their index; down blocks sit above the last gate_up block
 y(k) = strcol(1) eq "gate_up" ? column(2) : (strcol(1) eq "down" ? column(2) + up_blocks + gap : 1/0)
