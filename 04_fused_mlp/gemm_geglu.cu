@@ -273,6 +273,7 @@ namespace {
 
 constexpr int H_BK = 64, H_STAGES = 6, H_THREADS = 384, H_CONSUMER_WARPS = 8;
 constexpr int H_HALF = BN / 2; // columns of m in one half of a tile
+[[maybe_unused]] constexpr int H_INFLIGHT = 2; // wgmma groups a consumer keeps in flight (the stages they read stay held)
 constexpr int H_X_BYTES = BM * H_BK * 2, H_W_BYTES = 2 * H_HALF * H_BK * 2; // x; Wg and Wu rows of a half
 constexpr int H_STAGE_BYTES = H_X_BYTES + H_W_BYTES;
 constexpr int H_SMEM_BYTES = H_STAGES * H_STAGE_BYTES + 1024; // + room to align to 1024 B
@@ -410,8 +411,9 @@ constexpr int H_BAND = 8;
 // wgmmas may still be in flight) carry over from half to half.
 template <typename T>
 __device__ __forceinline__ void consume_half(float (&dw)[64], float (&dr)[64], uint32_t smem0, uint32_t full0,
-                                             uint32_t empty0, int &stage, uint32_t &phase, int &prev, int ktiles,
-                                             int rows, T *m, int M, int N, int pend_m0, int pend_n0, int warp, int lane)
+                                             uint32_t empty0, int &stage, uint32_t &phase, int &oldest, int &held,
+                                             int ktiles, int rows, T *m, int M, int N, int pend_m0, int pend_n0,
+                                             int warp, int lane)
 {
     // The half before is drained here, once per half: ptxas would serialize every wgmma of a
     // pipeline stage in which other instructions touch accumulator registers, and a stage ends
@@ -419,8 +421,8 @@ __device__ __forceinline__ void consume_half(float (&dw)[64], float (&dr)[64], u
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
     fence_acc(dr);
     fence_acc(dw);
-    if (prev >= 0 && lane == 0) mbar_arrive(empty0 + 8 * prev);
-    prev = -1;
+    for (; held > 0; held--, oldest = (oldest + 1) % H_STAGES)
+        if (lane == 0) mbar_arrive(empty0 + 8 * oldest);
 #pragma unroll
     for (int i = 0; i < 64; i++) dw[i] = 0.0f;
     for (int kt = 0; kt < ktiles; kt++) {
@@ -433,13 +435,13 @@ __device__ __forceinline__ void consume_half(float (&dw)[64], float (&dr)[64], u
         for (int k = 0; k < H_BK / 16; k++) // 16 elements of K = 32 bytes = 2 descriptor units
             wgmma_m64n128k16<T>(dw, da + 2 * k, db + 2 * k);
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-        // Keep this step's wgmmas in flight; the step before has retired (in the half before,
-        // at this half's first step: then dr is complete), so its stage goes back to the producer.
-        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+        // Keep the last H_INFLIGHT groups in flight; the ones before have retired, and their
+        // stages go back to the producer.
+        asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(H_INFLIGHT) : "memory");
         fence_acc(dw);
         fence_acc(dr);
-        if (prev >= 0 && lane == 0) mbar_arrive(empty0 + 8 * prev);
-        prev = stage;
+        for (held++; held > H_INFLIGHT; held--, oldest = (oldest + 1) % H_STAGES)
+            if (lane == 0) mbar_arrive(empty0 + 8 * oldest);
         if (++stage == H_STAGES) stage = 0, phase ^= 1;
         if (pend_n0 >= 0) wgmma_epilogue_part(dr, m, M, N, pend_m0, pend_n0, rows, warp, lane, kt, ktiles);
     }
@@ -492,20 +494,19 @@ __device__ __forceinline__ void gemm_geglu_tma(const CUtensorMap *tx, const CUte
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
     const int rows = group - 1; // this consumer's 64 rows of the tile: 0 or 1
     float d0[64], d1[64];       // a tile's two halves: one accumulates while the other is stored
-    int prev = -1, pend_m0 = 0, pend_n0 = -1;
+    int oldest = 0, held = 0, pend_m0 = 0, pend_n0 = -1; // the stages still read by wgmmas in flight
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
         int m0, n0;
         tile_origin(tile, tiles_m, tiles_n, &m0, &n0);
-        consume_half<T>(d0, d1, smem0, full0, empty0, stage, phase, prev, ktiles, rows, m, M, N, pend_m0, pend_n0,
-                        warp, lane);
+        consume_half<T>(d0, d1, smem0, full0, empty0, stage, phase, oldest, held, ktiles, rows, m, M, N, pend_m0,
+                        pend_n0, warp, lane);
         pend_m0 = m0, pend_n0 = n0;
-        consume_half<T>(d1, d0, smem0, full0, empty0, stage, phase, prev, ktiles, rows, m, M, N, pend_m0, pend_n0,
-                        warp, lane);
+        consume_half<T>(d1, d0, smem0, full0, empty0, stage, phase, oldest, held, ktiles, rows, m, M, N, pend_m0,
+                        pend_n0, warp, lane);
         pend_n0 = n0 + H_HALF;
     }
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
     fence_acc(d1);
-    if (prev >= 0 && lane == 0) mbar_arrive(empty0 + 8 * prev);
     if (pend_n0 >= 0) wgmma_epilogue_part(d1, m, M, N, pend_m0, pend_n0, rows, warp, lane, 0, 1);
 #else
     (void)tx, (void)tg, (void)tu, (void)m, (void)M, (void)K, (void)N;
