@@ -271,10 +271,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #if defined(GEMM_GEGLU_SM90A)
 namespace {
 
-constexpr int H_BK = 64, H_STAGES = 6, H_THREADS = 384, H_CONSUMER_WARPS = 8;
-constexpr int H_HALF = BN / 2; // columns of m in one half of a tile
-[[maybe_unused]] constexpr int H_INFLIGHT = 2; // wgmma groups a consumer keeps in flight (the stages they read stay held)
-constexpr int H_X_BYTES = BM * H_BK * 2, H_W_BYTES = 2 * H_HALF * H_BK * 2; // x; Wg and Wu rows of a half
+constexpr int H_BK = 64, H_STAGES = 4, H_THREADS = 384, H_CONSUMER_WARPS = 8;
+constexpr int H_X_BYTES = BM * H_BK * 2, H_W_BYTES = 2 * BN * H_BK * 2;
 constexpr int H_STAGE_BYTES = H_X_BYTES + H_W_BYTES;
 constexpr int H_SMEM_BYTES = H_STAGES * H_STAGE_BYTES + 1024; // + room to align to 1024 B
 static_assert(H_THREADS == 128 + 32 * H_CONSUMER_WARPS, "one producer warpgroup, the rest consumers");
@@ -289,72 +287,74 @@ static_assert(H_THREADS == 128 + 32 * H_CONSUMER_WARPS, "one producer warpgroup,
 }
 
 // The compiler must neither read nor move the accumulators while wgmma owns them.
-[[maybe_unused]] __device__ __forceinline__ void fence_acc(float (&d)[64])
+[[maybe_unused]] __device__ __forceinline__ void fence_acc(float (&d)[128])
 {
 #pragma unroll
-    for (int i = 0; i < 64; i++) asm volatile("" : "+f"(d[i])::"memory");
+    for (int i = 0; i < 128; i++) asm volatile("" : "+f"(d[i])::"memory");
 }
 
 #define WGMMA_D8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), \
                     "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
-#define WGMMA_D64 WGMMA_D8(0), WGMMA_D8(8), WGMMA_D8(16), WGMMA_D8(24), WGMMA_D8(32), WGMMA_D8(40), \
-                  WGMMA_D8(48), WGMMA_D8(56)
+#define WGMMA_D128 WGMMA_D8(0), WGMMA_D8(8), WGMMA_D8(16), WGMMA_D8(24), WGMMA_D8(32), WGMMA_D8(40), \
+                   WGMMA_D8(48), WGMMA_D8(56), WGMMA_D8(64), WGMMA_D8(72), WGMMA_D8(80), WGMMA_D8(88), \
+                   WGMMA_D8(96), WGMMA_D8(104), WGMMA_D8(112), WGMMA_D8(120)
 #define WGMMA_REGS                                                                                \
     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, " \
     "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "  \
     "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, "  \
-    "%56, %57, %58, %59, %60, %61, %62, %63}, "
+    "%56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, "  \
+    "%74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, "  \
+    "%92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, "    \
+    "%108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, "  \
+    "%123, %124, %125, %126, %127}, "
 
-// d[64 x 128] += A[64 x 16] * B[128 x 16]^T, both K-major in shared memory (descriptors).
-template <typename T> __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t a, uint64_t b)
+// d[64 x 256] += A[64 x 16] * B[256 x 16]^T, both K-major in shared memory (descriptors).
+template <typename T> __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t a, uint64_t b)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     if constexpr (std::is_same_v<T, __nv_bfloat16>)
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " WGMMA_REGS
-                     "%64, %65, p, 1, 1, 0, 0;\n}\n"
-                     : WGMMA_D64
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 " WGMMA_REGS
+                     "%128, %129, p, 1, 1, 0, 0;\n}\n"
+                     : WGMMA_D128
                      : "l"(a), "l"(b), "r"(1));
     else
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " WGMMA_REGS
-                     "%64, %65, p, 1, 1, 0, 0;\n}\n"
-                     : WGMMA_D64
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 " WGMMA_REGS
+                     "%128, %129, p, 1, 1, 0, 0;\n}\n"
+                     : WGMMA_D128
                      : "l"(a), "l"(b), "r"(1));
 #else
     (void)d, (void)a, (void)b;
 #endif
 }
 
-// Part `part` of `parts` of the epilogue of one half tile: m[rows, n0 .. n0 + 63] = gelu(gate) *
-// up from the accumulators d of wgmma m64n128, whose columns 0-63 are gate and 64-127 up. Warp w
-// of the group holds rows 16w..16w+15; register 4j + e sits at row lane / 4 (+ 8 for e >= 2),
-// column 8j + 2 (lane % 4) + e % 2, so gate register i pairs with up register i + 32. A thread
-// has 16 items (j < 8, two row halves), each two values and one 4-byte store; part p takes the
-// items i with i * parts / 16 == p, so that the parts together take each item once.
 template <typename T>
-[[maybe_unused]] __device__ __forceinline__ void wgmma_epilogue_part(const float (&d)[64], T *m, int M, int N,
-                                                                     int m0, int n0, int group, int warp, int lane,
-                                                                     int part, int parts)
+[[maybe_unused]] __device__ __forceinline__ void wgmma_epilogue(const float (&d)[128], T *m, int M, int N, int m0, int n0,
+                                         int group, int warp, int lane)
 {
+    // Accumulator layout of wgmma m64nN: warp w of the group holds rows 16w..16w+15; register
+    // 4j + e sits at row lane / 4 (+ 8 for e >= 2), column 8j + 2 (lane % 4) + e % 2. Columns
+    // 0-127 are gate, 128-255 up: gate register i pairs with up register i + 64.
     const bool pairs = N % 2 == 0;
 #pragma unroll
-    for (int item = 0; item < 16; item++) {
-        if (item * parts / 16 != part) continue;
-        const int j = item / 2, half = item % 2, i = 4 * j + 2 * half;
+    for (int half = 0; half < 2; half++) {
         const int row = m0 + group * 64 + (warp % 4) * 16 + lane / 4 + half * 8;
-        const int col = n0 + j * 8 + 2 * (lane % 4);
         if (row >= M) continue;
-        const float v0 = gelu_tanh(d[i]) * d[i + 32], v1 = gelu_tanh(d[i + 1]) * d[i + 33];
-        T *out = m + (size_t)row * N + col;
-        if (pairs && col + 1 < N) {
-            if constexpr (std::is_same_v<T, __nv_bfloat16>)
-                *(__nv_bfloat162 *)out = __floats2bfloat162_rn(v0, v1);
-            else
-                *(__half2 *)out = __floats2half2_rn(v0, v1);
-        } else {
-            if (col < N) out[0] = T(v0);
-            if (col + 1 < N) out[1] = T(v1);
+#pragma unroll
+        for (int j = 0; j < 16; j++) {
+            const int col = n0 + j * 8 + 2 * (lane % 4), i = 4 * j + 2 * half;
+            const float v0 = gelu_tanh(d[i]) * d[i + 64], v1 = gelu_tanh(d[i + 1]) * d[i + 65];
+            T *out = m + (size_t)row * N + col;
+            if (pairs && col + 1 < N) {
+                if constexpr (std::is_same_v<T, __nv_bfloat16>)
+                    *(__nv_bfloat162 *)out = __floats2bfloat162_rn(v0, v1);
+                else
+                    *(__half2 *)out = __floats2half2_rn(v0, v1);
+            } else {
+                if (col < N) out[0] = T(v0);
+                if (col + 1 < N) out[1] = T(v1);
+            }
         }
     }
 }
@@ -405,48 +405,6 @@ constexpr int H_BAND = 8;
     *n0 = in_band / rows * BN;
 }
 
-// One half tile through the consumer: its K loop into dw (zeroed first), and, one part per step
-// of K, the epilogue of the half before it, whose accumulators dr are complete (pend_n0 < 0:
-// none). The epilogue runs while the step's wgmmas do. stage, phase and prev (the stage whose
-// wgmmas may still be in flight) carry over from half to half.
-template <typename T>
-__device__ __forceinline__ void consume_half(float (&dw)[64], float (&dr)[64], uint32_t smem0, uint32_t full0,
-                                             uint32_t empty0, int &stage, uint32_t &phase, int &oldest, int &held,
-                                             int ktiles, int rows, T *m, int M, int N, int pend_m0, int pend_n0,
-                                             int warp, int lane)
-{
-    // The half before is drained here, once per half: ptxas would serialize every wgmma of a
-    // pipeline stage in which other instructions touch accumulator registers, and a stage ends
-    // only where no wgmma is left in flight. So dr is read, and dw zeroed, in a fresh stage.
-    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-    fence_acc(dr);
-    fence_acc(dw);
-    for (; held > 0; held--, oldest = (oldest + 1) % H_STAGES)
-        if (lane == 0) mbar_arrive(empty0 + 8 * oldest);
-#pragma unroll
-    for (int i = 0; i < 64; i++) dw[i] = 0.0f;
-    for (int kt = 0; kt < ktiles; kt++) {
-        mbar_wait(full0 + 8 * stage, phase);
-        const uint32_t sx = smem0 + stage * H_STAGE_BYTES, sw = sx + H_X_BYTES;
-        const uint64_t da = smem_desc(sx + rows * 64 * 128), db = smem_desc(sw);
-        fence_acc(dw);
-        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#pragma unroll
-        for (int k = 0; k < H_BK / 16; k++) // 16 elements of K = 32 bytes = 2 descriptor units
-            wgmma_m64n128k16<T>(dw, da + 2 * k, db + 2 * k);
-        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-        // Keep the last H_INFLIGHT groups in flight; the ones before have retired, and their
-        // stages go back to the producer.
-        asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(H_INFLIGHT) : "memory");
-        fence_acc(dw);
-        fence_acc(dr);
-        for (held++; held > H_INFLIGHT; held--, oldest = (oldest + 1) % H_STAGES)
-            if (lane == 0) mbar_arrive(empty0 + 8 * oldest);
-        if (++stage == H_STAGES) stage = 0, phase ^= 1;
-        if (pend_n0 >= 0) wgmma_epilogue_part(dr, m, M, N, pend_m0, pend_n0, rows, warp, lane, kt, ktiles);
-    }
-}
-
 template <typename T>
 __device__ __forceinline__ void gemm_geglu_tma(const CUtensorMap *tx, const CUtensorMap *tg, const CUtensorMap *tu,
                                                T *m, int M, int K, int N)
@@ -472,42 +430,54 @@ __device__ __forceinline__ void gemm_geglu_tma(const CUtensorMap *tx, const CUte
     int stage = 0;
     uint32_t phase = 0; // parity of the ring's current pass
     if (group == 0) {   // the producer: one thread issues every load; the rest of its warpgroup idles
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
         if (tid != 0) return;
         for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
             int m0, n0;
             tile_origin(tile, tiles_m, tiles_n, &m0, &n0);
-            for (int half = 0; half < 2; half++)
-                for (int kt = 0; kt < ktiles; kt++) {
-                    mbar_wait(empty0 + 8 * stage, phase ^ 1); // the consumers are done with this stage
-                    const uint32_t sx = smem0 + stage * H_STAGE_BYTES, sw = sx + H_X_BYTES, full = full0 + 8 * stage;
-                    mbar_arrive_expect_tx(full, H_STAGE_BYTES); // boxes past the matrix still count in full
-                    tma_load(sx, tx, kt * H_BK, m0, full);
-                    tma_load(sw, tg, kt * H_BK, n0 + half * H_HALF, full);
-                    tma_load(sw + H_W_BYTES / 2, tu, kt * H_BK, n0 + half * H_HALF, full);
-                    if (++stage == H_STAGES) stage = 0, phase ^= 1;
-                }
+            for (int kt = 0; kt < ktiles; kt++) {
+                mbar_wait(empty0 + 8 * stage, phase ^ 1); // the consumers are done with this stage
+                const uint32_t sx = smem0 + stage * H_STAGE_BYTES, sw = sx + H_X_BYTES, full = full0 + 8 * stage;
+                mbar_arrive_expect_tx(full, H_STAGE_BYTES); // boxes past the matrix still count in full
+                tma_load(sx, tx, kt * H_BK, m0, full);
+                tma_load(sw, tg, kt * H_BK, n0, full);
+                tma_load(sw + H_W_BYTES / 2, tu, kt * H_BK, n0, full);
+                if (++stage == H_STAGES) stage = 0, phase ^= 1;
+            }
         }
         return;
     }
 
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
     const int rows = group - 1; // this consumer's 64 rows of the tile: 0 or 1
-    float d0[64], d1[64];       // a tile's two halves: one accumulates while the other is stored
-    int oldest = 0, held = 0, pend_m0 = 0, pend_n0 = -1; // the stages still read by wgmmas in flight
+    float d[128];
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
         int m0, n0;
         tile_origin(tile, tiles_m, tiles_n, &m0, &n0);
-        consume_half<T>(d0, d1, smem0, full0, empty0, stage, phase, oldest, held, ktiles, rows, m, M, N, pend_m0,
-                        pend_n0, warp, lane);
-        pend_m0 = m0, pend_n0 = n0;
-        consume_half<T>(d1, d0, smem0, full0, empty0, stage, phase, oldest, held, ktiles, rows, m, M, N, pend_m0,
-                        pend_n0, warp, lane);
-        pend_n0 = n0 + H_HALF;
+#pragma unroll
+        for (int i = 0; i < 128; i++) d[i] = 0.0f;
+        int prev = -1;
+        for (int kt = 0; kt < ktiles; kt++) {
+            mbar_wait(full0 + 8 * stage, phase);
+            const uint32_t sx = smem0 + stage * H_STAGE_BYTES, sw = sx + H_X_BYTES;
+            const uint64_t da = smem_desc(sx + rows * 64 * 128), db = smem_desc(sw);
+            fence_acc(d);
+            asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+            for (int k = 0; k < H_BK / 16; k++) // 16 elements of K = 32 bytes = 2 descriptor units
+                wgmma_m64n256k16<T>(d, da + 2 * k, db + 2 * k);
+            asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+            // Keep this step's wgmmas in flight; the previous step's have retired, so its stage
+            // goes back to the producer.
+            asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+            fence_acc(d);
+            if (prev >= 0 && lane == 0) mbar_arrive(empty0 + 8 * prev);
+            prev = stage;
+            if (++stage == H_STAGES) stage = 0, phase ^= 1;
+        }
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        fence_acc(d);
+        if (prev >= 0 && lane == 0) mbar_arrive(empty0 + 8 * prev);
+        wgmma_epilogue(d, m, M, N, m0, n0, rows, warp, lane);
     }
-    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-    fence_acc(d1);
-    if (pend_n0 >= 0) wgmma_epilogue_part(d1, m, M, N, pend_m0, pend_n0, rows, warp, lane, 0, 1);
 #else
     (void)tx, (void)tg, (void)tu, (void)m, (void)M, (void)K, (void)N;
 #endif
@@ -532,7 +502,7 @@ extern "C" __global__ void __launch_bounds__(H_THREADS, 1)
 // The host side of TMA: a tensor map describes one matrix (base, sizes, row pitch) and the box
 // a load copies. cuTensorMapEncodeTiled is a driver API function; we reach it through the
 // runtime (cudaGetDriverEntryPointByVersion), so the program needs no -lcuda.
-static void encode_tensor_map(CUtensorMap *map, const void *base, size_t rows, size_t K, dtype_t t, uint32_t box_rows)
+static void encode_tensor_map(CUtensorMap *map, const void *base, size_t rows, size_t K, dtype_t t)
 {
     static PFN_cuTensorMapEncodeTiled_v12000 encode;
     if (!encode) {
@@ -545,7 +515,7 @@ static void encode_tensor_map(CUtensorMap *map, const void *base, size_t rows, s
         }
     }
     const cuuint64_t dims[2] = {K, rows}, pitch[1] = {K * 2};
-    const cuuint32_t box[2] = {H_BK, box_rows}, step[2] = {1, 1};
+    const cuuint32_t box[2] = {H_BK, BM}, step[2] = {1, 1};
     const CUresult r = encode(map, t == DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
                               2, (void *)base, dims, pitch, box, step, CU_TENSOR_MAP_INTERLEAVE_NONE,
                               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
@@ -570,9 +540,9 @@ static void launch_tma(dtype_t t, const void *x, const void *wg, const void *wu,
     } maps;
     if (maps.x != x || maps.wg != wg || maps.wu != wu || maps.M != M || maps.dim != dim || maps.hidden != hidden ||
         maps.t != t) {
-        encode_tensor_map(&maps.tx, x, M, dim, t, BM);
-        encode_tensor_map(&maps.tg, wg, hidden, dim, t, H_HALF);
-        encode_tensor_map(&maps.tu, wu, hidden, dim, t, H_HALF);
+        encode_tensor_map(&maps.tx, x, M, dim, t);
+        encode_tensor_map(&maps.tg, wg, hidden, dim, t);
+        encode_tensor_map(&maps.tu, wu, hidden, dim, t);
         maps.x = x, maps.wg = wg, maps.wu = wu, maps.M = M, maps.dim = dim, maps.hidden = hidden, maps.t = t;
     }
     static int sms, opted_in[2];
