@@ -271,8 +271,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #if defined(GEMM_GEGLU_SM90A)
 namespace {
 
-constexpr int H_BK = 32, H_STAGES = 8, H_THREADS = 384, H_CONSUMER_WARPS = 8;
-constexpr int H_ROW_BYTES = H_BK * 2; // a row of a tile in shared memory: 64 bytes, the 64-byte swizzle
+constexpr int H_BK = 64, H_STAGES = 4, H_THREADS = 384, H_CONSUMER_WARPS = 8;
 constexpr int H_X_BYTES = BM * H_BK * 2, H_W_BYTES = 2 * BN * H_BK * 2;
 constexpr int H_STAGE_BYTES = H_X_BYTES + H_W_BYTES;
 constexpr int H_SMEM_BYTES = H_STAGES * H_STAGE_BYTES + 1024; // + room to align to 1024 B
@@ -283,8 +282,8 @@ static_assert(H_THREADS == 128 + 32 * H_CONSUMER_WARPS, "one producer warpgroup,
 // swizzle mode 1 in bits 62-63.
 [[maybe_unused]] __device__ __forceinline__ uint64_t smem_desc(uint32_t addr)
 {
-    return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(8 * H_ROW_BYTES >> 4) << 32) |
-           ((uint64_t)2 << 62);
+    return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) |
+           ((uint64_t)1 << 62);
 }
 
 // The compiler must neither read nor move the accumulators while wgmma owns them.
@@ -459,7 +458,7 @@ __device__ __forceinline__ void gemm_geglu_tma(const CUtensorMap *tx, const CUte
         for (int kt = 0; kt < ktiles; kt++) {
             mbar_wait(full0 + 8 * stage, phase);
             const uint32_t sx = smem0 + stage * H_STAGE_BYTES, sw = sx + H_X_BYTES;
-            const uint64_t da = smem_desc(sx + rows * 64 * H_ROW_BYTES), db = smem_desc(sw);
+            const uint64_t da = smem_desc(sx + rows * 64 * 128), db = smem_desc(sw);
             fence_acc(d);
             asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
@@ -519,7 +518,7 @@ static void encode_tensor_map(CUtensorMap *map, const void *base, size_t rows, s
     const cuuint32_t box[2] = {H_BK, BM}, step[2] = {1, 1};
     const CUresult r = encode(map, t == DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
                               2, (void *)base, dims, pitch, box, step, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                              CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) {
         fprintf(stderr, "error: gemm_geglu: cuTensorMapEncodeTiled failed (CUresult %d) for a [%zu, %zu] matrix\n",
