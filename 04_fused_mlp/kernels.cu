@@ -223,7 +223,7 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
     __shared__ float partial[DECODE_MAX_WARPS][2][4][32];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
     const int g = lane / 4, c = lane % 4;
-    const size_t n0 = (size_t)blockIdx.x * (GATED ? 8 : 16), steps = (K + 63) / 64;
+    const size_t n0 = (size_t)blockIdx.x * 8, steps = (K + 63) / 64;
     const size_t t_lo = g, t_hi = g + 8; // the two token rows of this lane's mma fragments
     decode_stamp<GATED>(DECODE_STAMP_START);
     if (GATED) grid_dependents_launch(); // the down kernel may start streaming its weights
@@ -239,7 +239,7 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
             for (int h = 0; h < 2; h++) {
                 const size_t k = (s0 + (size_t)u * warps) * 64 + h * 32 + c * 8; // past K: zeros
                 w_a[u][h] = load8(wa, n0 + g, rows, k, K, vec);
-                w_b[u][h] = GATED ? load8(wb, n0 + g, rows, k, K, vec) : load8(wa, n0 + 8 + g, rows, k, K, vec);
+                w_b[u][h] = GATED ? load8(wb, n0 + g, rows, k, K, vec) : make_uint4(0, 0, 0, 0);
             }
         // The weights do not depend on the kernel before us; x may (the down kernel's x is the
         // gate_up kernel's m). Launched as a programmatic dependent, this kernel starts while
@@ -266,8 +266,10 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
                 const uint32_t a1[4] = {x_lo[u][h].z, x_hi[u][h].z, x_lo[u][h].w, x_hi[u][h].w};
                 mma_16816<T>(acc_a, a0, w_a[u][h].x, w_a[u][h].y);
                 mma_16816<T>(acc_a, a1, w_a[u][h].z, w_a[u][h].w);
-                mma_16816<T>(acc_b, a0, w_b[u][h].x, w_b[u][h].y);
-                mma_16816<T>(acc_b, a1, w_b[u][h].z, w_b[u][h].w);
+                if (GATED) {
+                    mma_16816<T>(acc_b, a0, w_b[u][h].x, w_b[u][h].y);
+                    mma_16816<T>(acc_b, a1, w_b[u][h].z, w_b[u][h].w);
+                }
             }
     }
 
@@ -288,12 +290,7 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
             b += partial[w][1][r][lane];
         }
         const size_t t = r < 2 ? t_lo : t_hi, j = n0 + 2 * c + r % 2;
-        if (GATED) {
-            if (t < (size_t)tokens && j < rows) out[t * rows + j] = from_float<T>(gelu_tanh(a) * b);
-        } else {
-            if (t < (size_t)tokens && j < rows) out[t * rows + j] = from_float<T>(a);
-            if (t < (size_t)tokens && j + 8 < rows) out[t * rows + j + 8] = from_float<T>(b);
-        }
+        if (t < (size_t)tokens && j < rows) out[t * rows + j] = from_float<T>(GATED ? gelu_tanh(a) * b : a);
     }
     decode_stamp<GATED>(DECODE_STAMP_END);
 }
@@ -384,7 +381,6 @@ extern "C" void launch_decode_down(dtype_t t, const void *m, const void *wd, voi
     const bool vec = decode_vec(hidden, m, wd, NULL);
     cudaLaunchConfig_t cfg = {};
     decode_shape(hidden, dim, &cfg.gridDim, &cfg.blockDim);
-    cfg.gridDim.x = (unsigned)((dim + 15) / 16);
     cfg.stream = stream;
     cudaLaunchAttribute pdl = {};
     pdl.id = cudaLaunchAttributeProgrammaticStreamSerialization;
