@@ -137,7 +137,7 @@ extern "C" void launch_geglu(dtype_t t, const void *gate, const void *up, size_t
 //          warp has up to 3 x 4 x 16 bytes of weights in flight per lane
 //   launch the down kernel is a programmatic dependent launch (sm_90): it is scheduled while
 //          gate_up runs, loads its first weights, and only then waits for m (see
-//          wait_for_m)
+//          grid_dependency_wait)
 // Rows of x, W past the matrix and K past its end load as zeros; K not a multiple of 8 or
 // unaligned bases take an element-by-element load into the same registers.
 #define DECODE_MAX_WARPS 16
@@ -160,55 +160,33 @@ template <typename T> __device__ __forceinline__ void mma_16816(float c[4], cons
 
 // Values k .. k + 7 of row `row` of a row-major [n_rows, K] matrix; zeros past its rows or K.
 // vec: K is a multiple of 8 and the base 16-byte aligned, so a chunk is wholly inside or past K.
-// FROM_L2: read past L1 (ld.global.cg), for data another SM may have just written.
-template <typename T, bool FROM_L2 = false>
+template <typename T>
 __device__ __forceinline__ uint4 load8(const T *mat, size_t row, size_t n_rows, size_t k, size_t K, bool vec)
 {
     uint4 v = make_uint4(0, 0, 0, 0);
     if (row >= n_rows || k >= K) return v;
     const T *p = mat + row * K + k;
-    if (vec) return FROM_L2 ? __ldcg(reinterpret_cast<const uint4 *>(p)) : *reinterpret_cast<const uint4 *>(p);
+    if (vec) return *reinterpret_cast<const uint4 *>(p);
     T e[8];
 #pragma unroll
-    for (int i = 0; i < 8; i++) e[i] = k + i < K ? (FROM_L2 ? __ldcg(p + i) : p[i]) : from_float<T>(0.0f);
+    for (int i = 0; i < 8; i++) e[i] = k + i < K ? p[i] : from_float<T>(0.0f);
     memcpy(&v, e, sizeof v);
     return v;
 }
 
-// Programmatic dependent launch (sm_90): the kernel after us may start now (a no-op without a
-// programmatic launch).
+// Programmatic dependent launch (sm_90): the kernel after us may start now; and: wait here until
+// the kernel before us has completed. Both are no-ops without a programmatic launch.
 __device__ __forceinline__ void grid_dependents_launch(void)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
-
-// The handoff from gate_up to down. Each gate_up block counts itself in once its part of m is
-// written; down's warps wait for the count to reach gate_up's block count, which happens sooner
-// than gate_up's grid completing (what griddepcontrol.wait waits for), and read m from L2; the
-// last down block to finish sets both counts back to zero for the next forward. So down must
-// follow gate_up on one stream, as the decode rung launches them; a down kernel with no gate_up
-// before it stops with a trap after a second instead of waiting forever.
-__device__ unsigned decode_m_parts, decode_down_blocks_done;
-
-__device__ __forceinline__ unsigned load_acquire(const unsigned *p)
+__device__ __forceinline__ void grid_dependency_wait(void)
 {
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-__device__ __forceinline__ unsigned long long nanoseconds(void)
-{
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-__device__ __forceinline__ void wait_for_m(unsigned parts)
-{
-    const unsigned long long t0 = nanoseconds();
-    while (load_acquire(&decode_m_parts) < parts)
-        if (nanoseconds() - t0 > 1000000000ull) __trap(); // no gate_up before us
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
 }
 
 // Timeline stamps, for bench/decode_timeline, which compiles this file with -DDECODE_TIMELINE.
@@ -238,10 +216,9 @@ template <bool GATED> __device__ __forceinline__ void decode_stamp(int event)
 #endif
 }
 
-// m_parts (down only): how many gate_up blocks write the m it reads.
 template <typename T, bool GATED>
 __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb, T *out, int tokens,
-                                            size_t K, size_t rows, bool vec, unsigned m_parts)
+                                            size_t K, size_t rows, bool vec)
 {
     __shared__ float partial[DECODE_MAX_WARPS][2][4][32];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
@@ -264,16 +241,13 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
                 w_a[u][h] = load8(wa, n0 + g, rows, k, K, vec);
                 w_b[u][h] = GATED ? load8(wb, n0 + g, rows, k, K, vec) : make_uint4(0, 0, 0, 0);
             }
-        // The weights do not depend on the kernel before us; down's x does (it is gate_up's m).
-        // Launched as a programmatic dependent, down starts while gate_up finishes, its first
-        // weights already on the way; here it waits until every gate_up block has written its
-        // part of m (at once when gate_up has completed, as without a programmatic launch).
+        // The weights do not depend on the kernel before us; x may (the down kernel's x is the
+        // gate_up kernel's m). Launched as a programmatic dependent, this kernel starts while
+        // that one finishes, its first weights already on the way; here it waits for the
+        // kernel before to complete and its writes to be visible (a no-op otherwise).
         if (s0 == (size_t)warp) {
             decode_stamp<GATED>(DECODE_STAMP_ISSUED);
-            if (!GATED) {
-                if (lane == 0) wait_for_m(m_parts);
-                __syncwarp();
-            }
+            grid_dependency_wait();
             decode_stamp<GATED>(DECODE_STAMP_WAITED);
         }
 #pragma unroll
@@ -281,8 +255,8 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 const size_t k = (s0 + (size_t)u * warps) * 64 + h * 32 + c * 8;
-                x_lo[u][h] = load8<T, !GATED>(x, t_lo, (size_t)tokens, k, K, vec);
-                x_hi[u][h] = load8<T, !GATED>(x, t_hi, (size_t)tokens, k, K, vec);
+                x_lo[u][h] = load8(x, t_lo, (size_t)tokens, k, K, vec);
+                x_hi[u][h] = load8(x, t_hi, (size_t)tokens, k, K, vec);
             }
 #pragma unroll
         for (int u = 0; u < DECODE_UNROLL; u++)
@@ -318,14 +292,6 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
         const size_t t = r < 2 ? t_lo : t_hi, j = n0 + 2 * c + r % 2;
         if (t < (size_t)tokens && j < rows) out[t * rows + j] = from_float<T>(GATED ? gelu_tanh(a) * b : a);
     }
-    if (GATED) { // our part of m is written and visible GPU-wide before we count it in
-        __threadfence();
-        __syncwarp();
-        if (lane == 0) atomicAdd(&decode_m_parts, 1u);
-    } else if (lane == 0 && atomicAdd(&decode_down_blocks_done, 1u) == gridDim.x - 1) {
-        decode_down_blocks_done = 0; // every down block is past its wait: zero both for the next forward
-        decode_m_parts = 0;
-    }
     decode_stamp<GATED>(DECODE_STAMP_END);
 }
 
@@ -334,13 +300,13 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
         decode_gate_up_##suffix(const T *x, const T *wg, const T *wu, T *m, int tokens, size_t dim,     \
                                 size_t hidden, bool vec)                                                 \
     {                                                                                                    \
-        decode_body<T, true>(x, wg, wu, m, tokens, dim, hidden, vec, 0);                                \
+        decode_body<T, true>(x, wg, wu, m, tokens, dim, hidden, vec);                                   \
     }                                                                                                    \
     extern "C" __global__ void __launch_bounds__(32 * DECODE_MAX_WARPS)                                  \
         decode_down_##suffix(const T *m, const T *wd, T *y, int tokens, size_t hidden, size_t dim,       \
-                             bool vec, unsigned m_parts)                                                 \
+                             bool vec)                                                                   \
     {                                                                                                    \
-        decode_body<T, false>(m, wd, nullptr, y, tokens, hidden, dim, vec, m_parts);                    \
+        decode_body<T, false>(m, wd, nullptr, y, tokens, hidden, dim, vec);                             \
     }
 DECODE_KERNELS(bf16, __nv_bfloat16)
 DECODE_KERNELS(fp16, __half)
@@ -424,11 +390,10 @@ extern "C" void launch_decode_down(dtype_t t, const void *m, const void *wd, voi
         cfg.numAttrs = 1;
     }
     const int tok = (int)tokens;
-    const unsigned m_parts = (unsigned)((hidden + 7) / 8); // gate_up's blocks
     if (t == DTYPE_BF16)
         CUDA_CHECK(cudaLaunchKernelEx(&cfg, decode_down_bf16, (const __nv_bfloat16 *)m, (const __nv_bfloat16 *)wd,
-                                      (__nv_bfloat16 *)y, tok, hidden, dim, vec, m_parts));
+                                      (__nv_bfloat16 *)y, tok, hidden, dim, vec));
     else
         CUDA_CHECK(cudaLaunchKernelEx(&cfg, decode_down_fp16, (const __half *)m, (const __half *)wd, (__half *)y,
-                                      tok, hidden, dim, vec, m_parts));
+                                      tok, hidden, dim, vec));
 }
