@@ -84,8 +84,9 @@ bin/ceilings: $(BUILD)/bench/ceilings.o $(BUILD)/bench/empty_kernel.cu.o $(COMMO
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS)
 
 # bench/decode_timeline: where 04's decode forward spends its time, block by block; 04's kernels
-# built a second time, with the timeline stamps of kernels.h.
-bin/decode_timeline: $(BUILD)/bench/decode_timeline.o $(BUILD)/04_fused_mlp/kernels_timeline.cu.o $(COMMON_OBJ) | bin
+# built a second time, with the timeline stamps of kernels.h, on 03's model (its setup).
+bin/decode_timeline: $(BUILD)/bench/decode_timeline.o $(BUILD)/04_fused_mlp/kernels_timeline.cu.o \
+                     $(STAGE_DEPS_04_fused_mlp) $(COMMON_OBJ) | bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS)
 $(BUILD)/04_fused_mlp/kernels_timeline.cu.o: 04_fused_mlp/kernels.cu $(wildcard common/*.h) $(wildcard */*.h) $(wildcard */*.cuh) | $(BUILD)
 	@mkdir -p $(dir $@)

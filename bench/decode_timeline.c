@@ -15,8 +15,9 @@
  * rung runs it; the stamps are those of the last forward. For each event the report gives the
  * spread over the blocks (min, 10th percentile, median, 90th, max) in microseconds from the
  * first gate_up block's start, then how many gate_up blocks shared an SM. Three repetitions,
- * so that a reader sees how much the numbers move. The inputs are random; the kernels' results
- * are checked by tests/gpu_04_kernels, not here.
+ * so that a reader sees how much the numbers move. The inputs are 03's model as the stages set
+ * it up (random, nn.Linear's init, seed 1234); the kernels' results are checked by
+ * tests/gpu_04_kernels, not here.
  *
  * --csv FILE writes the last repeat's stamps, one row per block (kernel, block, SM, then each
  * event in us) after one comment line (# date, GPU, shape), for common/plots/decode_timeline.gp
@@ -26,19 +27,17 @@
  * nothing here): --tokens 1..16, --dim and --hidden 1..1048576, --dtype bf16 | fp16, --csv FILE.
  */
 #include <errno.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "../03_simple_mlp/mlp.h"
 #include "../04_fused_mlp/kernels.h"
 #include "check.h"
-#include "cli.h"
 #include "gpu.h"
 #include "out.h"
-#include "ref.h"
 
 enum { FORWARDS = 200, REPEATS = 3 };
 
@@ -92,23 +91,6 @@ static int write_csv(const char *path, const char *about, const unsigned long lo
     return out_commit(f, tmp, path);
 }
 
-static void *upload_random(rng_t *r, dtype_t t, size_t n, float bound)
-{
-    float *v = malloc(n * sizeof *v);
-    void *bits = malloc(n * dtype_size(t)), *dev;
-    if (!v || !bits) {
-        fprintf(stderr, "error: out of host memory for %zu values\n", n);
-        exit(EXIT_BAD_INPUT);
-    }
-    fill_uniform(r, v, n, -bound, bound);
-    dtype_round_and_pack(t, v, bits, n);
-    CUDA_CHECK(cudaMalloc(&dev, n * dtype_size(t)));
-    CUDA_CHECK(cudaMemcpy(dev, bits, n * dtype_size(t), cudaMemcpyHostToDevice));
-    free(v);
-    free(bits);
-    return dev;
-}
-
 int main(int argc, char **argv)
 {
     long long tokens = 8, dim = 768, hidden = 3072;
@@ -159,19 +141,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "error: decode kernels: %s\n", why);
         return EXIT_BAD_INPUT;
     }
-    const size_t T = (size_t)tokens, D = (size_t)dim, H = (size_t)hidden, e = dtype_size(t);
-    gpu_require_fits(cli_mul(cli_mul(3 * D, H, "the weights"), e, "the weights") + (2 * T * (D + H)) * e,
-                     "the decode problem");
-    rng_t r = rng_seed(1234);
-    void *x = upload_random(&r, t, T * D, 1.0f), *wg = upload_random(&r, t, H * D, 1.0f / (float)sqrt((double)D));
-    void *wu = upload_random(&r, t, H * D, 1.0f / (float)sqrt((double)D));
-    void *wd = upload_random(&r, t, D * H, 1.0f / (float)sqrt((double)H));
-    void *m, *y;
-    CUDA_CHECK(cudaMalloc(&m, T * H * e));
-    CUDA_CHECK(cudaMalloc(&y, T * D * e));
-
-    cudaStream_t s;
-    CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    const size_t T = (size_t)tokens, D = (size_t)dim, H = (size_t)hidden;
+    /* 03's model, set up as 04's decode rung runs it: x, the weights (nn.Linear's init, the
+     * stages' default seed), m, y and a stream; its size checked against the free memory. */
+    mlp_t mlp;
+    mlp_setup(&mlp, t, T, D, H, 1234);
+    const void *x = mlp.x, *wg = mlp.wg, *wu = mlp.wu, *wd = mlp.wd;
+    void *m = mlp.m, *y = mlp.y;
+    cudaStream_t s = mlp.stream;
     /* One plain forward first: module loading stays out of the capture. */
     launch_decode_gate_up(t, x, wg, wu, m, T, D, H, s);
     launch_decode_down(t, m, wd, y, T, H, D, s);
@@ -249,8 +226,6 @@ int main(int argc, char **argv)
     free(v);
     CUDA_CHECK(cudaGraphExecDestroy(forward));
     CUDA_CHECK(cudaGraphDestroy(graph));
-    void *bufs[] = {x, wg, wu, wd, m, y};
-    for (int i = 0; i < 6; i++) CUDA_CHECK(cudaFree(bufs[i]));
-    CUDA_CHECK(cudaStreamDestroy(s));
+    mlp_free(&mlp);
     return 0;
 }
