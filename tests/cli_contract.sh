@@ -4,6 +4,7 @@
 # problem; without a GPU a valid command exits 2 with one "waived" line.
 # Usage: tests/cli_contract.sh bin/<stage>
 set -u
+. "$(dirname "$0")/lib_cli.sh"
 bin=$1
 name=$(basename "$bin")
 out=$(mktemp); err=$(mktemp)
@@ -43,14 +44,4 @@ expect unwritable-out 1 "cannot create output directory" --out /dev/null/x
 expect control-chars 1 "unknown variant 'a?b'" --variant "$(printf 'a\nb')"
 
 # No GPU here: a valid command is waived (exit 2) with one line, never a crash.
-if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
-    "$bin" --no-trace --no-plot >"$out" 2>"$err"
-    rc=$?
-    if [ "$rc" -eq 2 ] && grep -q "waived: a CUDA GPU is required" "$out" && [ "$(cat "$out" "$err" | wc -l)" -eq 1 ]; then
-        echo "PASS $name no-gpu-waived"
-    else
-        echo "FAIL $name no-gpu-waived: exit $rc, output: $(cat "$out" "$err")"
-    fi
-else
-    echo "SKIP $name no-gpu-waived: a GPU is present"
-fi
+no_gpu_waived "$name" "waived: a CUDA GPU is required" "$bin" --no-trace --no-plot

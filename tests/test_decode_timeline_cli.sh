@@ -4,6 +4,7 @@
 # exits 2 with one "waived" line.
 set -u
 cd "$(dirname "$0")/.."
+. tests/lib_cli.sh
 bin=bin/decode_timeline
 if [ ! -x "$bin" ]; then
     echo "SKIP decode_timeline: $bin not built (make all; make test builds it)"
@@ -36,14 +37,4 @@ expect fp32 "--dtype needs bf16 or fp16" --dtype fp32
 expect csv-missing "--csv needs a file name" --csv
 expect csv-unwritable "cannot write /dev/null/x" --csv /dev/null/x
 
-if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
-    "$bin" --tokens 1 >"$out" 2>"$err"
-    rc=$?
-    if [ "$rc" -eq 2 ] && grep -q "waived" "$out" && [ "$(cat "$out" "$err" | wc -l)" -eq 1 ]; then
-        echo "PASS decode_timeline no-gpu-waived"
-    else
-        echo "FAIL decode_timeline no-gpu-waived: exit $rc, output: $(cat "$out" "$err")"
-    fi
-else
-    echo "SKIP decode_timeline no-gpu-waived: a GPU is present"
-fi
+no_gpu_waived decode_timeline "waived" "$bin" --tokens 1
