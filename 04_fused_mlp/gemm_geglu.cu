@@ -35,6 +35,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <type_traits>
 
@@ -274,7 +275,12 @@ namespace {
 constexpr int H_BK = 64, H_STAGES = 4, H_THREADS = 384, H_CONSUMER_WARPS = 8;
 constexpr int H_X_BYTES = BM * H_BK * 2, H_W_BYTES = 2 * BN * H_BK * 2;
 constexpr int H_STAGE_BYTES = H_X_BYTES + H_W_BYTES;
-constexpr int H_SMEM_BYTES = H_STAGES * H_STAGE_BYTES + 1024; // + room to align to 1024 B
+// The epilogue's staging area: per consumer, its 64 x 128 piece of m as two boxes of 64 x 64
+// (128-byte rows, the widest box the 128-byte swizzle allows).
+constexpr int H_OUT_BOX = 64, H_OUT_BOX_BYTES = H_OUT_BOX * H_OUT_BOX * 2;
+constexpr int H_OUT_BYTES = 2 * (BN / H_OUT_BOX) * H_OUT_BOX_BYTES;
+constexpr int H_SMEM_BYTES = H_STAGES * H_STAGE_BYTES + H_OUT_BYTES + 1024; // + room to align to 1024 B
+static_assert(H_SMEM_BYTES <= 227 * 1024, "the ring and the staging area fit an sm_90 block's shared memory");
 static_assert(H_THREADS == 128 + 32 * H_CONSUMER_WARPS, "one producer warpgroup, the rest consumers");
 
 // Shared-memory matrix descriptor for a K-major tile with the 128-byte swizzle: start address,
@@ -359,6 +365,60 @@ template <typename T>
     }
 }
 
+// The store half of TMA: the box of `map` at (col, row) from shared memory at src, in this thread's
+// bulk-async group.
+[[maybe_unused]] __device__ __forceinline__ void tma_store(const CUtensorMap *map, uint32_t src, int col, int row)
+{
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
+                 ::"l"((uint64_t)map), "r"(col), "r"(row), "r"(src)
+                 : "memory");
+}
+
+// The same epilogue, stored through shared memory: each consumer writes its 64 x 128 piece of m
+// into two 64 x 64 boxes in the 128-byte swizzle, and one thread hands them to the TMA engine.
+// Written straight from the accumulators, every store instruction of a warp touched 8 rows, 16
+// bytes in each: half of every 32-byte sector. Here a warp's 4-byte shared stores of one column
+// group land on 32 different banks (the swizzle moves row r's chunk by r % 8 = lane / 4), the
+// engine writes whole 128-byte rows, clips what lies past M or hidden, and the warps go back to
+// their wgmmas while it does. Before writing into its boxes again, the consumer waits until the
+// engine has read the previous tile's out of them (long done by then: a whole tile of K ago).
+template <typename T>
+[[maybe_unused]] __device__ __forceinline__ void wgmma_epilogue_tma(const float (&d)[128], const CUtensorMap *tm,
+                                                                    uint32_t out, int m0, int n0, int group,
+                                                                    int warp, int lane)
+{
+    const bool issuer = warp % 4 == 0 && lane == 0;
+    if (issuer) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + group) : "memory"); // this consumer's 4 warps
+#pragma unroll
+    for (int half = 0; half < 2; half++) {
+        const int r = (warp % 4) * 16 + lane / 4 + half * 8; // row in the 64-row piece; r % 8 = lane / 4
+#pragma unroll
+        for (int j = 0; j < 16; j++) {
+            const int i = 4 * j + 2 * half;
+            const float v0 = gelu_tanh(d[i]) * d[i + 64], v1 = gelu_tanh(d[i + 1]) * d[i + 65];
+            uint32_t bits;
+            if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+                const __nv_bfloat162 p = __floats2bfloat162_rn(v0, v1);
+                bits = *(const uint32_t *)&p;
+            } else {
+                const __half2 p = __floats2half2_rn(v0, v1);
+                bits = *(const uint32_t *)&p;
+            }
+            const uint32_t box = out + (j / 8) * H_OUT_BOX_BYTES, chunk = (uint32_t)((j % 8) ^ (r % 8));
+            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(box + r * 128 + chunk * 16 + 4 * (lane % 4)), "r"(bits)
+                         : "memory");
+        }
+    }
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // the TMA engine must see them
+    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + group) : "memory");
+    if (issuer) {
+        for (int b = 0; b < BN / H_OUT_BOX; b++)
+            tma_store(tm, out + b * H_OUT_BOX_BYTES, n0 + b * H_OUT_BOX, m0 + group * 64);
+        asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+    }
+}
+
 // mbarriers in shared memory (addresses in the shared window). full[s]: one arrival (the
 // producer's, with the bytes to expect) plus the TMA's byte count; empty[s]: one arrival per
 // consumer warp.
@@ -405,9 +465,11 @@ constexpr int H_BAND = 8;
     *n0 = in_band / rows * BN;
 }
 
+// tm: m's tensor map, for the epilogue's TMA stores; null when m's rows cannot take them (a row
+// pitch not a multiple of 16 bytes), and the epilogue stores from the registers instead.
 template <typename T>
 __device__ __forceinline__ void gemm_geglu_tma(const CUtensorMap *tx, const CUtensorMap *tg, const CUtensorMap *tu,
-                                               T *m, int M, int K, int N)
+                                               const CUtensorMap *tm, T *m, int M, int K, int N)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ __align__(128) unsigned char smem[];
@@ -448,6 +510,7 @@ __device__ __forceinline__ void gemm_geglu_tma(const CUtensorMap *tx, const CUte
     }
 
     const int rows = group - 1; // this consumer's 64 rows of the tile: 0 or 1
+    const uint32_t out = smem0 + H_STAGES * H_STAGE_BYTES + rows * (H_OUT_BYTES / 2);
     float d[128];
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
         int m0, n0;
@@ -476,10 +539,13 @@ __device__ __forceinline__ void gemm_geglu_tma(const CUtensorMap *tx, const CUte
         asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
         fence_acc(d);
         if (prev >= 0 && lane == 0) mbar_arrive(empty0 + 8 * prev);
-        wgmma_epilogue(d, m, M, N, m0, n0, rows, warp, lane);
+        if (tm) wgmma_epilogue_tma<T>(d, tm, out, m0, n0, rows, warp, lane);
+        else wgmma_epilogue(d, m, M, N, m0, n0, rows, warp, lane);
     }
+    if (tm && warp % 4 == 0 && lane == 0) // the last stores out of shared memory finish before the block does
+        asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
 #else
-    (void)tx, (void)tg, (void)tu, (void)m, (void)M, (void)K, (void)N;
+    (void)tx, (void)tg, (void)tu, (void)tm, (void)m, (void)M, (void)K, (void)N;
 #endif
 }
 
@@ -487,22 +553,25 @@ __device__ __forceinline__ void gemm_geglu_tma(const CUtensorMap *tx, const CUte
 
 extern "C" __global__ void __launch_bounds__(H_THREADS, 1)
     gemm_geglu_tma_bf16(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tg,
-                        const __grid_constant__ CUtensorMap tu, __nv_bfloat16 *m, int M, int dim, int hidden)
+                        const __grid_constant__ CUtensorMap tu, const __grid_constant__ CUtensorMap tm,
+                        int store_by_tma, __nv_bfloat16 *m, int M, int dim, int hidden)
 {
-    gemm_geglu_tma<__nv_bfloat16>(&tx, &tg, &tu, m, M, dim, hidden);
+    gemm_geglu_tma<__nv_bfloat16>(&tx, &tg, &tu, store_by_tma ? &tm : nullptr, m, M, dim, hidden);
 }
 
 extern "C" __global__ void __launch_bounds__(H_THREADS, 1)
     gemm_geglu_tma_fp16(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tg,
-                        const __grid_constant__ CUtensorMap tu, __half *m, int M, int dim, int hidden)
+                        const __grid_constant__ CUtensorMap tu, const __grid_constant__ CUtensorMap tm,
+                        int store_by_tma, __half *m, int M, int dim, int hidden)
 {
-    gemm_geglu_tma<__half>(&tx, &tg, &tu, m, M, dim, hidden);
+    gemm_geglu_tma<__half>(&tx, &tg, &tu, store_by_tma ? &tm : nullptr, m, M, dim, hidden);
 }
 
 // The host side of TMA: a tensor map describes one matrix (base, sizes, row pitch) and the box
 // a load copies. cuTensorMapEncodeTiled is a driver API function; we reach it through the
 // runtime (cudaGetDriverEntryPointByVersion), so the program needs no -lcuda.
-static void encode_tensor_map(CUtensorMap *map, const void *base, size_t rows, size_t K, dtype_t t)
+static void encode_tensor_map(CUtensorMap *map, const void *base, size_t rows, size_t K, unsigned box_k,
+                              unsigned box_rows, dtype_t t)
 {
     static PFN_cuTensorMapEncodeTiled_v12000 encode;
     if (!encode) {
@@ -515,7 +584,7 @@ static void encode_tensor_map(CUtensorMap *map, const void *base, size_t rows, s
         }
     }
     const cuuint64_t dims[2] = {K, rows}, pitch[1] = {K * 2};
-    const cuuint32_t box[2] = {H_BK, BM}, step[2] = {1, 1};
+    const cuuint32_t box[2] = {box_k, box_rows}, step[2] = {1, 1};
     const CUresult r = encode(map, t == DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
                               2, (void *)base, dims, pitch, box, step, CU_TENSOR_MAP_INTERLEAVE_NONE,
                               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
@@ -527,23 +596,29 @@ static void encode_tensor_map(CUtensorMap *map, const void *base, size_t rows, s
     }
 }
 
-// The three maps of the last call, reused while the pointers and sizes stay (a model calls this
-// with the same buffers every forward).
+// The four maps of the last call, reused while the pointers and sizes stay (a model calls this
+// with the same buffers every forward). m's map exists only when a TMA can write m's rows: a
+// tensor map needs its base 16-byte aligned and its row pitch a multiple of 16 bytes.
 static void launch_tma(dtype_t t, const void *x, const void *wg, const void *wu, void *m, size_t M, size_t dim,
                        size_t hidden, cudaStream_t stream)
 {
     static struct {
-        const void *x, *wg, *wu;
+        const void *x, *wg, *wu, *m;
         size_t M, dim, hidden;
         dtype_t t;
-        CUtensorMap tx, tg, tu;
+        int store_by_tma;
+        CUtensorMap tx, tg, tu, tm;
     } maps;
-    if (maps.x != x || maps.wg != wg || maps.wu != wu || maps.M != M || maps.dim != dim || maps.hidden != hidden ||
-        maps.t != t) {
-        encode_tensor_map(&maps.tx, x, M, dim, t);
-        encode_tensor_map(&maps.tg, wg, hidden, dim, t);
-        encode_tensor_map(&maps.tu, wu, hidden, dim, t);
-        maps.x = x, maps.wg = wg, maps.wu = wu, maps.M = M, maps.dim = dim, maps.hidden = hidden, maps.t = t;
+    if (maps.x != x || maps.wg != wg || maps.wu != wu || maps.m != m || maps.M != M || maps.dim != dim ||
+        maps.hidden != hidden || maps.t != t) {
+        encode_tensor_map(&maps.tx, x, M, dim, H_BK, BM, t);
+        encode_tensor_map(&maps.tg, wg, hidden, dim, H_BK, BN, t);
+        encode_tensor_map(&maps.tu, wu, hidden, dim, H_BK, BN, t);
+        maps.store_by_tma = hidden % 8 == 0 && (uintptr_t)m % 16 == 0;
+        if (maps.store_by_tma) encode_tensor_map(&maps.tm, m, M, hidden, H_OUT_BOX, H_OUT_BOX, t);
+        else memset(&maps.tm, 0, sizeof maps.tm);
+        maps.x = x, maps.wg = wg, maps.wu = wu, maps.m = m, maps.M = M, maps.dim = dim, maps.hidden = hidden;
+        maps.t = t;
     }
     static int sms, opted_in[2];
     if (!sms) {
@@ -560,11 +635,11 @@ static void launch_tma(dtype_t t, const void *x, const void *wg, const void *wu,
         opted_in[bf16] = 1;
     }
     if (bf16)
-        gemm_geglu_tma_bf16<<<blocks, H_THREADS, H_SMEM_BYTES, stream>>>(maps.tx, maps.tg, maps.tu, (__nv_bfloat16 *)m,
-                                                                          (int)M, (int)dim, (int)hidden);
+        gemm_geglu_tma_bf16<<<blocks, H_THREADS, H_SMEM_BYTES, stream>>>(
+            maps.tx, maps.tg, maps.tu, maps.tm, maps.store_by_tma, (__nv_bfloat16 *)m, (int)M, (int)dim, (int)hidden);
     else
-        gemm_geglu_tma_fp16<<<blocks, H_THREADS, H_SMEM_BYTES, stream>>>(maps.tx, maps.tg, maps.tu, (__half *)m,
-                                                                          (int)M, (int)dim, (int)hidden);
+        gemm_geglu_tma_fp16<<<blocks, H_THREADS, H_SMEM_BYTES, stream>>>(
+            maps.tx, maps.tg, maps.tu, maps.tm, maps.store_by_tma, (__half *)m, (int)M, (int)dim, (int)hidden);
 }
 #endif
 
