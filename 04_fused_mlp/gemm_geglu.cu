@@ -272,9 +272,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #if defined(GEMM_GEGLU_SM90A)
 namespace {
 
-constexpr int H_BK = 64, H_STAGES = 4, H_THREADS = 384, H_CLUSTER = 2;
-constexpr int H_ROWS = BM / H_CLUSTER; // rows of a tile per block of the pair
-constexpr int H_X_BYTES = H_ROWS * H_BK * 2, H_W_BYTES = 2 * BN * H_BK * 2;
+constexpr int H_BK = 64, H_STAGES = 4, H_THREADS = 384, H_CONSUMER_WARPS = 8;
+constexpr int H_X_BYTES = BM * H_BK * 2, H_W_BYTES = 2 * BN * H_BK * 2;
 constexpr int H_STAGE_BYTES = H_X_BYTES + H_W_BYTES;
 // The epilogue's staging area: per consumer, its 64 x 128 piece of m as two boxes of 64 x 64
 // (128-byte rows, the widest box the 128-byte swizzle allows).
@@ -282,8 +281,7 @@ constexpr int H_OUT_BOX = 64, H_OUT_BOX_BYTES = H_OUT_BOX * H_OUT_BOX * 2;
 constexpr int H_OUT_BYTES = 2 * (BN / H_OUT_BOX) * H_OUT_BOX_BYTES;
 constexpr int H_SMEM_BYTES = H_STAGES * H_STAGE_BYTES + H_OUT_BYTES + 1024; // + room to align to 1024 B
 static_assert(H_SMEM_BYTES <= 227 * 1024, "the ring and the staging area fit an sm_90 block's shared memory");
-static_assert(H_THREADS == 3 * 128, "one producer warpgroup, two consumer warpgroups");
-static_assert(H_ROWS == 64, "a consumer's wgmma covers 64 rows");
+static_assert(H_THREADS == 128 + 32 * H_CONSUMER_WARPS, "one producer warpgroup, the rest consumers");
 
 // Shared-memory matrix descriptor for a K-major tile with the 128-byte swizzle: start address,
 // leading-dimension offset (unused with this swizzle: 1), stride between 8-row groups (1024 B),
@@ -339,7 +337,7 @@ template <typename T> __device__ __forceinline__ void wgmma_m64n256k16(float (&d
 
 template <typename T>
 [[maybe_unused]] __device__ __forceinline__ void wgmma_epilogue(const float (&d)[128], T *m, int M, int N, int m0, int n0,
-                                                                int warp, int lane)
+                                         int group, int warp, int lane)
 {
     // Accumulator layout of wgmma m64nN: warp w of the group holds rows 16w..16w+15; register
     // 4j + e sits at row lane / 4 (+ 8 for e >= 2), column 8j + 2 (lane % 4) + e % 2. Columns
@@ -347,7 +345,7 @@ template <typename T>
     const bool pairs = N % 2 == 0;
 #pragma unroll
     for (int half = 0; half < 2; half++) {
-        const int row = m0 + (warp % 4) * 16 + lane / 4 + half * 8;
+        const int row = m0 + group * 64 + (warp % 4) * 16 + lane / 4 + half * 8;
         if (row >= M) continue;
 #pragma unroll
         for (int j = 0; j < 16; j++) {
@@ -386,12 +384,12 @@ template <typename T>
 // engine has read the previous tile's out of them (long done by then: a whole tile of K ago).
 template <typename T>
 [[maybe_unused]] __device__ __forceinline__ void wgmma_epilogue_tma(const float (&d)[128], const CUtensorMap *tm,
-                                                                    uint32_t out, int m0, int n0, int consumer,
+                                                                    uint32_t out, int m0, int n0, int group,
                                                                     int warp, int lane)
 {
     const bool issuer = warp % 4 == 0 && lane == 0;
     if (issuer) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + consumer) : "memory"); // this consumer's 4 warps
+    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + group) : "memory"); // this consumer's 4 warps
 #pragma unroll
     for (int half = 0; half < 2; half++) {
         const int r = (warp % 4) * 16 + lane / 4 + half * 8; // row in the 64-row piece; r % 8 = lane / 4
@@ -413,10 +411,10 @@ template <typename T>
         }
     }
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // the TMA engine must see them
-    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + consumer) : "memory");
+    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + group) : "memory");
     if (issuer) {
         for (int b = 0; b < BN / H_OUT_BOX; b++)
-            tma_store(tm, out + b * H_OUT_BOX_BYTES, n0 + b * H_OUT_BOX, m0);
+            tma_store(tm, out + b * H_OUT_BOX_BYTES, n0 + b * H_OUT_BOX, m0 + group * 64);
         asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
     }
 }
@@ -449,29 +447,6 @@ template <typename T>
                      : "r"(bar), "r"(parity)
                      : "memory");
 }
-// Arrives on the mbarrier at the same shared-memory offset in block `rank` of this cluster.
-[[maybe_unused]] __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank)
-{
-    asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-                 "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n"
-                 ::"r"(bar), "r"(rank)
-                 : "memory");
-}
-// Every thread of both blocks of the pair meets here.
-[[maybe_unused]] __device__ __forceinline__ void cluster_sync()
-{
-    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
-}
-// The box of `map` at (k, row) into shared memory at dst in every block of the pair (the same
-// offset in each), completion counted on the mbarrier at bar's offset in each.
-[[maybe_unused]] __device__ __forceinline__ void tma_load_pair(uint32_t dst, const CUtensorMap *map, int k, int row,
-                                                               uint32_t bar)
-{
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-                 " [%0], [%1, {%2, %3}], [%4], %5;\n"
-                 ::"r"(dst), "l"((uint64_t)map), "r"(k), "r"(row), "r"(bar), "h"((uint16_t)0x3)
-                 : "memory");
-}
 // The box of `map` at (k, row) into shared memory at dst; completion counted on bar.
 [[maybe_unused]] __device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap *map, int k, int row, uint32_t bar)
 {
@@ -498,97 +473,77 @@ __device__ __forceinline__ void gemm_geglu_tma(const CUtensorMap *tx, const CUte
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ __align__(128) unsigned char smem[];
-    __shared__ __align__(8) uint64_t bars[2 * H_STAGES + 2];
+    __shared__ __align__(8) uint64_t bars[2 * H_STAGES];
     const uint32_t smem0 = ((uint32_t)__cvta_generic_to_shared(smem) + 1023) & ~1023u;
     const uint32_t full0 = (uint32_t)__cvta_generic_to_shared(bars), empty0 = full0 + 8 * H_STAGES;
-    const uint32_t turn0 = empty0 + 8 * H_STAGES; // turn[c]: consumer c may start its next round
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, group = warp / 4;
     const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, tiles = tiles_m * tiles_n;
     const int ktiles = (K + H_BK - 1) / H_BK;
-    uint32_t rank, pair, pairs;
-    asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
-    asm("mov.u32 %0, %%clusterid.x;" : "=r"(pair));
-    asm("mov.u32 %0, %%nclusterid.x;" : "=r"(pairs));
 
     if (tid == 0) {
         for (int s = 0; s < H_STAGES; s++) {
             mbar_init(full0 + 8 * s, 1);
-            mbar_init(empty0 + 8 * s, 4 * H_CLUSTER); // a consumer's 4 warps, in both blocks
+            mbar_init(empty0 + 8 * s, H_CONSUMER_WARPS);
         }
-        mbar_init(turn0, 4), mbar_init(turn0 + 8, 4); // the other consumer's 4 warps
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); // visible to the async proxy and the peer
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); // visible to the async proxy
     }
-    cluster_sync(); // no load or remote arrive reaches a block whose barriers are not set up
+    __syncthreads();
 
-    // Round r of the pair is its tile pair + r * pairs; both blocks walk the same rounds, so their
-    // rings stay in step. The producer loads every round; consumer c computes rounds c, c + 2, ...
-    if (group == 0) {
-        if (tid == 0) { // one thread issues every load; the rest of the warpgroup idles
-            int stage = 0;
-            uint32_t phase = 0;
-            for (int tile = (int)pair; tile < tiles; tile += (int)pairs) {
-                int m0, n0;
-                tile_origin(tile, tiles_m, tiles_n, &m0, &n0);
-                for (int kt = 0; kt < ktiles; kt++) {
-                    mbar_wait(empty0 + 8 * stage, phase ^ 1); // both blocks' consumer is done with this stage
-                    const uint32_t sx = smem0 + stage * H_STAGE_BYTES, sw = sx + H_X_BYTES, full = full0 + 8 * stage;
-                    mbar_arrive_expect_tx(full, H_STAGE_BYTES); // boxes past the matrix still count in full
-                    tma_load(sx, tx, kt * H_BK, m0 + (int)rank * H_ROWS, full);
-                    // Block 0 fetches the Wg box and block 1 the Wu box, each for both.
-                    tma_load_pair(sw + rank * (H_W_BYTES / 2), rank ? tu : tg, kt * H_BK, n0, full);
-                    if (++stage == H_STAGES) stage = 0, phase ^= 1;
-                }
-            }
-        }
-    } else {
-        const int c = group - 1; // this consumer: 0 or 1
-        const uint32_t out = smem0 + H_STAGES * H_STAGE_BYTES + c * (H_OUT_BYTES / 2);
-        float d[128];
-        for (int round = c, tile = (int)pair + c * (int)pairs; tile < tiles; round += 2, tile += 2 * (int)pairs) {
+    int stage = 0;
+    uint32_t phase = 0; // parity of the ring's current pass
+    if (group == 0) {   // the producer: one thread issues every load; the rest of its warpgroup idles
+        if (tid != 0) return;
+        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
             int m0, n0;
             tile_origin(tile, tiles_m, tiles_n, &m0, &n0);
-#pragma unroll
-            for (int i = 0; i < 128; i++) d[i] = 0.0f;
-            // The consumers take turns: this round's stages are waited on only once the other
-            // consumer has all of its previous round's. A parity wait cannot tell a stage's
-            // next pass from the one after, so no consumer may wait more than one pass ahead
-            // of the ring; taking turns also keeps one consumer's epilogue under the other's
-            // wgmmas.
-            if (round > 0) mbar_wait(turn0 + 8 * c, (uint32_t)((round - 1) / 2) & 1);
-            int prev = -1;
             for (int kt = 0; kt < ktiles; kt++) {
-                const int step = round * ktiles + kt, stage = step % H_STAGES;
-                mbar_wait(full0 + 8 * stage, (uint32_t)(step / H_STAGES) & 1);
-                if (kt == ktiles - 1 && lane == 0) mbar_arrive(turn0 + 8 * (1 - c));
-                const uint32_t sx = smem0 + stage * H_STAGE_BYTES, sw = sx + H_X_BYTES;
-                const uint64_t da = smem_desc(sx), db = smem_desc(sw);
-                fence_acc(d);
-                asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#pragma unroll
-                for (int k = 0; k < H_BK / 16; k++) // 16 elements of K = 32 bytes = 2 descriptor units
-                    wgmma_m64n256k16<T>(d, da + 2 * k, db + 2 * k);
-                asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-                // Keep this step's wgmmas in flight; the previous step's have retired, so its stage
-                // goes back to both producers.
-                asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-                fence_acc(d);
-                if (prev >= 0 && lane == 0)
-                    for (uint32_t b = 0; b < H_CLUSTER; b++) mbar_arrive_cluster(empty0 + 8 * prev, b);
-                prev = stage;
+                mbar_wait(empty0 + 8 * stage, phase ^ 1); // the consumers are done with this stage
+                const uint32_t sx = smem0 + stage * H_STAGE_BYTES, sw = sx + H_X_BYTES, full = full0 + 8 * stage;
+                mbar_arrive_expect_tx(full, H_STAGE_BYTES); // boxes past the matrix still count in full
+                tma_load(sx, tx, kt * H_BK, m0, full);
+                tma_load(sw, tg, kt * H_BK, n0, full);
+                tma_load(sw + H_W_BYTES / 2, tu, kt * H_BK, n0, full);
+                if (++stage == H_STAGES) stage = 0, phase ^= 1;
             }
-            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-            fence_acc(d);
-            if (prev >= 0 && lane == 0)
-                for (uint32_t b = 0; b < H_CLUSTER; b++) mbar_arrive_cluster(empty0 + 8 * prev, b);
-            const int row0 = m0 + (int)rank * H_ROWS; // past M when the last tile row is 64 rows or fewer
-            if (row0 >= M) continue;
-            if (tm) wgmma_epilogue_tma<T>(d, tm, out, row0, n0, c, warp, lane);
-            else wgmma_epilogue(d, m, M, N, row0, n0, warp, lane);
         }
-        if (tm && warp % 4 == 0 && lane == 0) // the last stores out of shared memory finish before the block does
-            asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+        return;
     }
-    cluster_sync(); // the peer may still arrive on this block's barriers until it is done
+
+    const int rows = group - 1; // this consumer's 64 rows of the tile: 0 or 1
+    const uint32_t out = smem0 + H_STAGES * H_STAGE_BYTES + rows * (H_OUT_BYTES / 2);
+    float d[128];
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        int m0, n0;
+        tile_origin(tile, tiles_m, tiles_n, &m0, &n0);
+#pragma unroll
+        for (int i = 0; i < 128; i++) d[i] = 0.0f;
+        int prev = -1;
+        for (int kt = 0; kt < ktiles; kt++) {
+            mbar_wait(full0 + 8 * stage, phase);
+            const uint32_t sx = smem0 + stage * H_STAGE_BYTES, sw = sx + H_X_BYTES;
+            const uint64_t da = smem_desc(sx + rows * 64 * 128), db = smem_desc(sw);
+            fence_acc(d);
+            asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+            for (int k = 0; k < H_BK / 16; k++) // 16 elements of K = 32 bytes = 2 descriptor units
+                wgmma_m64n256k16<T>(d, da + 2 * k, db + 2 * k);
+            asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+            // Keep this step's wgmmas in flight; the previous step's have retired, so its stage
+            // goes back to the producer.
+            asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+            fence_acc(d);
+            if (prev >= 0 && lane == 0) mbar_arrive(empty0 + 8 * prev);
+            prev = stage;
+            if (++stage == H_STAGES) stage = 0, phase ^= 1;
+        }
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        fence_acc(d);
+        if (prev >= 0 && lane == 0) mbar_arrive(empty0 + 8 * prev);
+        if (tm) wgmma_epilogue_tma<T>(d, tm, out, m0, n0, rows, warp, lane);
+        else wgmma_epilogue(d, m, M, N, m0, n0, rows, warp, lane);
+    }
+    if (tm && warp % 4 == 0 && lane == 0) // the last stores out of shared memory finish before the block does
+        asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
 #else
     (void)tx, (void)tg, (void)tu, (void)tm, (void)m, (void)M, (void)K, (void)N;
 #endif
@@ -656,7 +611,7 @@ static void launch_tma(dtype_t t, const void *x, const void *wg, const void *wu,
     } maps;
     if (maps.x != x || maps.wg != wg || maps.wu != wu || maps.m != m || maps.M != M || maps.dim != dim ||
         maps.hidden != hidden || maps.t != t) {
-        encode_tensor_map(&maps.tx, x, M, dim, H_BK, H_ROWS, t);
+        encode_tensor_map(&maps.tx, x, M, dim, H_BK, BM, t);
         encode_tensor_map(&maps.tg, wg, hidden, dim, H_BK, BN, t);
         encode_tensor_map(&maps.tu, wu, hidden, dim, H_BK, BN, t);
         maps.store_by_tma = hidden % 8 == 0 && (uintptr_t)m % 16 == 0;
@@ -665,39 +620,26 @@ static void launch_tma(dtype_t t, const void *x, const void *wg, const void *wu,
         maps.x = x, maps.wg = wg, maps.wu = wu, maps.m = m, maps.M = M, maps.dim = dim, maps.hidden = hidden;
         maps.t = t;
     }
-    const int bf16 = t == DTYPE_BF16;
-    const void *kernel = bf16 ? (const void *)gemm_geglu_tma_bf16 : (const void *)gemm_geglu_tma_fp16;
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute pair;
-    pair.id = cudaLaunchAttributeClusterDimension;
-    pair.val.clusterDim.x = H_CLUSTER, pair.val.clusterDim.y = 1, pair.val.clusterDim.z = 1;
-    cfg.blockDim = dim3(H_THREADS);
-    cfg.dynamicSmemBytes = H_SMEM_BYTES;
-    cfg.stream = stream;
-    cfg.attrs = &pair;
-    cfg.numAttrs = 1;
-    // Persistent: as many pairs as fit on the GPU at once (a pair's two blocks must land on one
-    // GPC, so that can be fewer than half the SMs), at most one per tile.
-    static int max_pairs[2];
-    if (!max_pairs[bf16]) { // over 48 KB of dynamic shared memory needs an opt-in, once per kernel
-        CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, H_SMEM_BYTES));
-        cfg.gridDim = dim3(H_CLUSTER);
-        CUDA_CHECK(cudaOccupancyMaxActiveClusters(&max_pairs[bf16], kernel, &cfg));
-        if (max_pairs[bf16] < 1) {
-            fprintf(stderr, "error: gemm_geglu: no pair of %d-thread blocks with %d bytes of shared memory fits this GPU\n",
-                    H_THREADS, H_SMEM_BYTES);
-            exit(EXIT_CUDA_ERROR);
-        }
+    static int sms, opted_in[2];
+    if (!sms) {
+        int dev;
+        CUDA_CHECK(cudaGetDevice(&dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     }
     const size_t tiles = (hidden + BN - 1) / BN * ((M + BM - 1) / BM);
-    const unsigned pairs = (unsigned)(tiles < (size_t)max_pairs[bf16] ? tiles : (size_t)max_pairs[bf16]);
-    cfg.gridDim = dim3(H_CLUSTER * pairs);
+    const unsigned blocks = (unsigned)(tiles < (size_t)sms ? tiles : (size_t)sms);
+    const int bf16 = t == DTYPE_BF16;
+    if (!opted_in[bf16]) { // over 48 KB of dynamic shared memory needs an opt-in, once per kernel
+        CUDA_CHECK(cudaFuncSetAttribute(bf16 ? (const void *)gemm_geglu_tma_bf16 : (const void *)gemm_geglu_tma_fp16,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, H_SMEM_BYTES));
+        opted_in[bf16] = 1;
+    }
     if (bf16)
-        CUDA_CHECK(cudaLaunchKernelEx(&cfg, gemm_geglu_tma_bf16, maps.tx, maps.tg, maps.tu, maps.tm, maps.store_by_tma,
-                                      (__nv_bfloat16 *)m, (int)M, (int)dim, (int)hidden));
+        gemm_geglu_tma_bf16<<<blocks, H_THREADS, H_SMEM_BYTES, stream>>>(
+            maps.tx, maps.tg, maps.tu, maps.tm, maps.store_by_tma, (__nv_bfloat16 *)m, (int)M, (int)dim, (int)hidden);
     else
-        CUDA_CHECK(cudaLaunchKernelEx(&cfg, gemm_geglu_tma_fp16, maps.tx, maps.tg, maps.tu, maps.tm, maps.store_by_tma,
-                                      (__half *)m, (int)M, (int)dim, (int)hidden));
+        gemm_geglu_tma_fp16<<<blocks, H_THREADS, H_SMEM_BYTES, stream>>>(
+            maps.tx, maps.tg, maps.tu, maps.tm, maps.store_by_tma, (__half *)m, (int)M, (int)dim, (int)hidden);
 }
 #endif
 
