@@ -539,6 +539,7 @@ __device__ __forceinline__ void gemm_geglu_tma(const CUtensorMap *tx, const CUte
         asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
         fence_acc(d);
         if (prev >= 0 && lane == 0) mbar_arrive(empty0 + 8 * prev);
+        if (m0 + rows * 64 >= M) continue; // the last tile row has 64 rows or fewer: nothing to store
         if (tm) wgmma_epilogue_tma<T>(d, tm, out, m0, n0, rows, warp, lane);
         else wgmma_epilogue(d, m, M, N, m0, n0, rows, warp, lane);
     }

@@ -101,12 +101,13 @@ static int check_shape(dtype_t t, size_t M, size_t dim, size_t hidden, const siz
  * (2049, 136, 2055) has 17 x 17 tiles, more than a GPU has SMs, so a persistent kernel's CTAs
  * each walk several tiles, tails included. On Hopper, m goes out through TMA stores when hidden
  * is a multiple of 8 (512, 200, 1160 here; the others take the direct stores): (200, 96, 200)
- * and (1000, 264, 1160) have boxes that end past M and past hidden, which the engine clips. */
+ * and (1000, 264, 1160) have boxes that end past M and past hidden, which the engine clips; in
+ * (60, 96, 200) the second consumer's 64 rows all lie past M. */
 static int check_small(dtype_t t)
 {
     static const size_t shapes[][3] = {
-        {1, 8, 1},       {17, 24, 33}, {100, 72, 130},    {129, 264, 257},    {256, 768, 512},
-        {300, 40, 7},    {2049, 136, 2055}, {200, 96, 200}, {1000, 264, 1160},
+        {1, 8, 1},   {17, 24, 33},      {100, 72, 130}, {129, 264, 257},   {256, 768, 512},
+        {300, 40, 7}, {2049, 136, 2055}, {200, 96, 200}, {1000, 264, 1160}, {60, 96, 200},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         EXPECT(gemm_geglu_supported(t, shapes[i][0], shapes[i][1], shapes[i][2]), "supported");
