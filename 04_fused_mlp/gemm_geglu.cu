@@ -267,8 +267,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 //            tiles in flight then share a few MB of x and of Wg|Wu in L2. Row by row, at the
 //            LLaMA-sized shape (Wg|Wu 180 MB, past the 50 MB of L2) they would stream all of
 //            the weights from HBM again for every 1.5 rows of tiles.
-// On the H200 at the article's shape: 131.5 us, 588 TFLOP/s (cuBLAS's merged GEMM: 110.2 us),
-// the tensor pipe busy 63% of cycles; what is left is in docs/04_fused_mlp.md.
+//   stores   each consumer writes its 64 x 128 of m into shared memory and the TMA engine
+//            stores it (wgmma_epilogue_tma): straight from the accumulators a warp's store
+//            used half of every 32-byte sector, and cost 21 of the kernel's 131.5 us.
+// On the H200 at the article's shape: 116.8 us, 662 TFLOP/s (cuBLAS's merged GEMM: 109.6 us),
+// the tensor pipe busy 70% of cycles; what is left, and what was tried, is in
+// docs/04_fused_mlp.md.
 #if defined(GEMM_GEGLU_SM90A)
 namespace {
 

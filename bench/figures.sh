@@ -13,10 +13,18 @@ t=$run
 command -v gnuplot >/dev/null || { echo "figures: gnuplot is required" >&2; exit 1; }
 
 # "NVIDIA H200, driver 580.159.04, CUDA 13.0, 2026-11-29" from env.txt
-gpu=$(sed -n 's/^gpu: \([^,]*\), \([^,]*\),.*/\1, driver \2/p' "$run/env.txt" | head -1)
-cuda=$(sed -n 's/^driver CUDA Version: \(.*\)/CUDA \1/p' "$run/env.txt" | head -1)
-day=$(sed -n 's/^date: \([0-9-]*\).*/\1/p' "$run/env.txt" | head -1)
-where="$gpu, $cuda, $day"
+# A part rerun on another day (the results of a later bench/run_all.sh with RUN_ONLY copied in)
+# keeps that run's env.txt as env.PART.txt; its figures name that run.
+where_of() {  # where_of PART: "GPU, driver D, CUDA C, YYYY-MM-DD"
+    local env=$run/env.txt
+    [ -f "$run/env.$1.txt" ] && env=$run/env.$1.txt
+    local gpu cuda day
+    gpu=$(sed -n 's/^gpu: \([^,]*\), \([^,]*\),.*/\1, driver \2/p' "$env" | head -1)
+    cuda=$(sed -n 's/^driver CUDA Version: \(.*\)/CUDA \1/p' "$env" | head -1)
+    day=$(sed -n 's/^date: \([0-9-]*\).*/\1/p' "$env" | head -1)
+    echo "$gpu, $cuda, $day"
+}
+where=$(where_of 01)
 
 plot() {  # plot SCRIPT CSV PNG TITLE
     [ -f "$2" ] || { echo "figures: $2 missing" >&2; exit 1; }
@@ -46,6 +54,7 @@ plot steps.gp "$s/1x8_768x3072_bf16_cold_eager.csv" "$img/03_simple_mlp_steps_1x
 plot tokens_sweep.gp "$s/sweep_768x3072_bf16_eager.csv" "$img/03_simple_mlp_sweep_768x3072_bf16_eager.png" "GeGLU MLP 768 -> 3072, eager, bf16"
 
 f=$t/04_fused_mlp
+where=$(where_of 04)
 for shape in 64x128_768x3072 1x8_768x3072 64x512_4096x11008; do
     plot ladder.gp "$f/ladder_${shape}_bf16.csv" "$img/04_fused_mlp_ladder_${shape}_bf16.png" "GeGLU MLP ladder, ${shape/_/, }, bf16"
 done
@@ -54,5 +63,5 @@ plot ladder_sweep.gp "$f/sweep_768x3072_bf16.csv" "$img/04_fused_mlp_sweep_768x3
 tl=$run/decode_timeline_8tokens.csv
 [ -f "$tl" ] || { echo "figures: $tl missing" >&2; exit 1; }
 tl_day=$(sed -n '1s/^# date: \([0-9-]*\).*/\1/p' "$tl")
-where="$gpu, $cuda, ${tl_day:-$day}"
+[ -n "$tl_day" ] && where="${where%, *}, $tl_day"
 plot decode_timeline.gp "$tl" "$img/04_decode_timeline_8tokens.png" "decode rung, 8 tokens, 768 -> 3072, bf16, block by block"
