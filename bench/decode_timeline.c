@@ -1,7 +1,7 @@
 /* decode_timeline: where the decode rung's time goes, block by block.
  *
  *   make bin/decode_timeline && bin/decode_timeline [--tokens 8] [--dim 768] [--hidden 3072] [--dtype bf16]
- *       [--csv FILE]
+ *       [--cold-l2] [--csv FILE]
  *
  * A trace gives one duration per kernel, and at 8 tokens those durations overlap (the down
  * kernel is a programmatic dependent launch) and hide what each block waits for. This program
@@ -19,12 +19,19 @@
  * it up (random, nn.Linear's init, seed 1234); the kernels' results are checked by
  * tests/gpu_04_kernels, not here.
  *
+ * Replayed back to back, one MLP's weights (14.2 MB at the article's sizes) stay in the H200's
+ * 50 MB L2 from one forward to the next, so the kernels read them mostly from L2, not HBM. In a
+ * model the other layers' weights pass through L2 in between. --cold-l2 writes a buffer of twice
+ * the L2's size before every forward (outside the stamps), so that the stamped forward reads its
+ * weights from HBM.
+ *
  * --csv FILE writes the last repeat's stamps, one row per block (kernel, block, SM, then each
  * event in us) after one comment line (# date, GPU, shape), for common/plots/decode_timeline.gp
  * to draw block by block.
  *
  * Its own flags, not the stages' (which would accept --steps, --sweep and others that mean
- * nothing here): --tokens 1..16, --dim and --hidden 1..1048576, --dtype bf16 | fp16, --csv FILE.
+ * nothing here): --tokens 1..16, --dim and --hidden 1..1048576, --dtype bf16 | fp16, --cold-l2,
+ * --csv FILE.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -96,10 +103,12 @@ int main(int argc, char **argv)
     long long tokens = 8, dim = 768, hidden = 3072;
     dtype_t t = DTYPE_BF16;
     const char *csv = NULL;
+    int cold_l2 = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0) {
-            printf("usage: decode_timeline [--tokens 1..16] [--dim N] [--hidden N] [--dtype bf16|fp16] [--csv FILE]\n"
+            printf("usage: decode_timeline [--tokens 1..16] [--dim N] [--hidden N] [--dtype bf16|fp16] [--cold-l2]\n"
+                   "                       [--csv FILE]\n"
                    "where the decode rung's time goes, block by block (see the header of bench/decode_timeline.c)\n");
             return 0;
         } else if (strcmp(a, "--tokens") == 0) {
@@ -115,6 +124,8 @@ int main(int argc, char **argv)
                 return EXIT_BAD_INPUT;
             }
             i++;
+        } else if (strcmp(a, "--cold-l2") == 0) {
+            cold_l2 = 1;
         } else if (strcmp(a, "--csv") == 0) {
             if (!next || !*next) {
                 fprintf(stderr, "error: --csv needs a file name\n");
@@ -161,6 +172,18 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaStreamEndCapture(s, &graph));
     CUDA_CHECK(cudaGraphInstantiate(&forward, graph, 0));
 
+    /* --cold-l2: twice the L2 written before each forward evicts whatever the last one left. */
+    void *evict = NULL;
+    size_t evict_bytes = 0;
+    if (cold_l2) {
+        int l2 = 0, dev;
+        CUDA_CHECK(cudaGetDevice(&dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+        evict_bytes = 2 * (size_t)l2;
+        gpu_require_fits(evict_bytes, "the buffer that evicts L2 (--cold-l2)");
+        CUDA_CHECK(cudaMalloc(&evict, evict_bytes));
+    }
+
     const size_t blocks[2] = {(H + 7) / 8, (D + 7) / 8};
     const size_t stamped[2] = {blocks[0] < DECODE_STAMP_BLOCKS ? blocks[0] : DECODE_STAMP_BLOCKS,
                                blocks[1] < DECODE_STAMP_BLOCKS ? blocks[1] : DECODE_STAMP_BLOCKS};
@@ -177,8 +200,12 @@ int main(int argc, char **argv)
     printf("decode forward: %lld tokens, %lld -> %lld, %s; gate_up %zu blocks, down %zu blocks%s\n", tokens, dim,
            hidden, dtype_name(t), blocks[0], blocks[1],
            blocks[0] > stamped[0] || blocks[1] > stamped[1] ? " (the first 16384 of each stamped)" : "");
+    if (cold_l2) printf("cold L2: %.1f MB written before every forward\n", evict_bytes / 1e6);
     for (int rep = 0; rep < REPEATS; rep++) {
-        for (int i = 0; i < FORWARDS; i++) CUDA_CHECK(cudaGraphLaunch(forward, s));
+        for (int i = 0; i < FORWARDS; i++) {
+            if (cold_l2) CUDA_CHECK(cudaMemsetAsync(evict, i & 0xff, evict_bytes, s));
+            CUDA_CHECK(cudaGraphLaunch(forward, s));
+        }
         CUDA_CHECK(cudaStreamSynchronize(s));
         decode_stamps_read(st);
 #define STAMP(kernel, block, slot) \
@@ -186,8 +213,8 @@ int main(int argc, char **argv)
         unsigned long long t0 = ~0ull;
         for (size_t b = 0; b < stamped[0]; b++)
             if (STAMP(0, b, DECODE_STAMP_START) < t0) t0 = STAMP(0, b, DECODE_STAMP_START);
-        printf("\nrepeat %d: the last of %d forwards replayed back to back; us from the first gate_up block's start\n",
-               rep + 1, FORWARDS);
+        printf("\nrepeat %d: the last of %d forwards replayed back to back%s; us from the first gate_up block's start\n",
+               rep + 1, FORWARDS, cold_l2 ? ", each after the L2 was overwritten" : "");
         printf("  %-8s %-15s %7s %7s %7s %7s %7s\n", "kernel", "event", "min", "p10", "median", "p90", "max");
         for (int k = 0; k < 2; k++)
             for (int ev = DECODE_STAMP_START; ev <= DECODE_STAMP_END; ev++) {
@@ -212,8 +239,8 @@ int main(int argc, char **argv)
             char about[512], day[32];
             const time_t now = time(NULL);
             strftime(day, sizeof day, "%Y-%m-%d %H:%M UTC", gmtime(&now));
-            snprintf(about, sizeof about, "date: %s; %s; %lld tokens, %lld -> %lld, %s", day, g.prop.name, tokens, dim,
-                     hidden, dtype_name(t));
+            snprintf(about, sizeof about, "date: %s; %s; %lld tokens, %lld -> %lld, %s%s", day, g.prop.name, tokens, dim,
+                     hidden, dtype_name(t), cold_l2 ? "; cold L2" : "");
             if (write_csv(csv, about, st, stamped, t0) != 0) {
                 free(st);
                 free(v);
@@ -224,6 +251,7 @@ int main(int argc, char **argv)
     }
     free(st);
     free(v);
+    if (evict) CUDA_CHECK(cudaFree(evict));
     CUDA_CHECK(cudaGraphExecDestroy(forward));
     CUDA_CHECK(cudaGraphDestroy(graph));
     mlp_free(&mlp);

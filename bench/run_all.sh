@@ -70,6 +70,7 @@ if want 04 && [ -x bin/decode_timeline ]; then  # the decode rung, block by bloc
     for t in 8 1 16; do
         part decode_timeline timeout "$lim" bin/decode_timeline --tokens "$t" --csv "$out/decode_timeline_${t}tokens.csv"
     done
+    part decode_timeline timeout "$lim" bin/decode_timeline --tokens 8 --cold-l2  # weights from HBM, as in a model
 fi
 # The tests and the sanitizers take minutes, not seconds: limits of their own.
 if want tests; then

@@ -24,7 +24,7 @@ expect() {  # expect LABEL NEEDLE ARGS...: exit 1 and one stderr line containing
     fi
 }
 
-if "$bin" --help >"$out" 2>&1 && grep -q -- "--tokens" "$out"; then
+if "$bin" --help >"$out" 2>&1 && grep -q -- "--tokens" "$out" && grep -q -- "--cold-l2" "$out"; then
     echo "PASS decode_timeline help"
 else
     echo "FAIL decode_timeline help: --help must exit 0 and list the flags"
@@ -38,3 +38,4 @@ expect csv-missing "--csv needs a file name" --csv
 expect csv-unwritable "cannot write /dev/null/x" --csv /dev/null/x
 
 no_gpu_waived decode_timeline "waived" "$bin" --tokens 1
+no_gpu_waived "decode_timeline --cold-l2" "waived" "$bin" --cold-l2
