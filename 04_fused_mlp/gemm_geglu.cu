@@ -67,6 +67,30 @@ __device__ __forceinline__ uint32_t swizzle(int r, int c)
     return (uint32_t)(r * BK * 2 + ((c ^ ((r >> 1) & 3)) * 16));
 }
 
+// Two fp32 values rounded to T and packed into one 32-bit word, the first in the low half.
+template <typename T> __device__ __forceinline__ uint32_t pack_pair(float v0, float v1)
+{
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+        const __nv_bfloat162 p = __floats2bfloat162_rn(v0, v1);
+        return *(const uint32_t *)&p;
+    } else {
+        const __half2 p = __floats2half2_rn(v0, v1);
+        return *(const uint32_t *)&p;
+    }
+}
+
+// Columns col and col + 1 of a row of m: one 4-byte store when the pair is whole and 4-byte
+// aligned (pairs: N even), else what lies inside N, one element at a time.
+template <typename T> __device__ __forceinline__ void store_pair(T *out, int col, int N, bool pairs, float v0, float v1)
+{
+    if (pairs && col + 1 < N) {
+        *(uint32_t *)out = pack_pair<T>(v0, v1);
+    } else {
+        if (col < N) out[0] = T(v0);
+        if (col + 1 < N) out[1] = T(v1);
+    }
+}
+
 // 16-byte global -> shared copy that bypasses L1; src_bytes = 0 writes 16 zero bytes instead.
 __device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, int src_bytes)
 {
@@ -204,16 +228,7 @@ __device__ __forceinline__ void gemm_geglu_mma(const T *x, const T *wg, const T 
                 const int col = n0 + warp_n * WN + ni * 8 + 2 * (lane % 4);
                 const float v0 = gelu_tanh(acc_g[mi][ni][2 * half]) * acc_u[mi][ni][2 * half];
                 const float v1 = gelu_tanh(acc_g[mi][ni][2 * half + 1]) * acc_u[mi][ni][2 * half + 1];
-                T *out = m + (size_t)row * N + col;
-                if (pairs && col + 1 < N) {
-                    if constexpr (std::is_same_v<T, __nv_bfloat16>)
-                        *(__nv_bfloat162 *)out = __floats2bfloat162_rn(v0, v1);
-                    else
-                        *(__half2 *)out = __floats2half2_rn(v0, v1);
-                } else {
-                    if (col < N) out[0] = T(v0);
-                    if (col + 1 < N) out[1] = T(v1);
-                }
+                store_pair<T>(m + (size_t)row * N + col, col, N, pairs, v0, v1);
             }
         }
 }
@@ -355,16 +370,7 @@ template <typename T>
         for (int j = 0; j < 16; j++) {
             const int col = n0 + j * 8 + 2 * (lane % 4), i = 4 * j + 2 * half;
             const float v0 = gelu_tanh(d[i]) * d[i + 64], v1 = gelu_tanh(d[i + 1]) * d[i + 65];
-            T *out = m + (size_t)row * N + col;
-            if (pairs && col + 1 < N) {
-                if constexpr (std::is_same_v<T, __nv_bfloat16>)
-                    *(__nv_bfloat162 *)out = __floats2bfloat162_rn(v0, v1);
-                else
-                    *(__half2 *)out = __floats2half2_rn(v0, v1);
-            } else {
-                if (col < N) out[0] = T(v0);
-                if (col + 1 < N) out[1] = T(v1);
-            }
+            store_pair<T>(m + (size_t)row * N + col, col, N, pairs, v0, v1);
         }
     }
 }
@@ -401,14 +407,7 @@ template <typename T>
         for (int j = 0; j < 16; j++) {
             const int i = 4 * j + 2 * half;
             const float v0 = gelu_tanh(d[i]) * d[i + 64], v1 = gelu_tanh(d[i + 1]) * d[i + 65];
-            uint32_t bits;
-            if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-                const __nv_bfloat162 p = __floats2bfloat162_rn(v0, v1);
-                bits = *(const uint32_t *)&p;
-            } else {
-                const __half2 p = __floats2half2_rn(v0, v1);
-                bits = *(const uint32_t *)&p;
-            }
+            const uint32_t bits = pack_pair<T>(v0, v1);
             const uint32_t box = out + (j / 8) * H_OUT_BOX_BYTES, chunk = (uint32_t)((j % 8) ^ (r % 8));
             asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(box + r * 128 + chunk * 16 + 4 * (lane % 4)), "r"(bits)
                          : "memory");

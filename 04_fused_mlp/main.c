@@ -366,7 +366,6 @@ static void rung_prepare(model_t *md, int rung, int say)
     else rung_prepare_capturing(md, rung, rung == DECODE ? DECODE : rung);
 }
 
-
 /* mlp_check poisons 03's buffers; the merged output is ours to poison. */
 static double check_rung(model_t *md)
 {
