@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Docs that cannot rot: a CPU test over README.md and docs/*.md.
+
+  python3 tests/test_docs.py
+
+- every relative link and image resolves to a file in the repository;
+- every quoted excerpt matches the source today: a fenced code block directly preceded by a
+  link of the form [text](../path/file.c#L10-L24) must hold exactly lines 10..24 of that file;
+- each page stays within its word budget (wc -w, code included);
+- chapters carry no commit hashes, run numbers or development narration.
+Prints one PASS/FAIL line per check and ends with "N passed, N failed".
+"""
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Word budgets (wc -w of the whole file, code included).
+BUDGETS = {
+    "README.md": 1200,
+    "docs/01_matmul_add.md": 4000,
+    "docs/02_linear.md": 4000,
+    "docs/03_simple_mlp.md": 4000,
+    "docs/04_fused_mlp.md": 6000,
+    "docs/04_design_notes.md": 3000,
+    "docs/reading-traces.md": 2500,
+    "docs/nsight-systems.md": 2500,
+    "docs/pytorch-vs-c.md": 2500,
+    "docs/errors.md": 2500,
+}
+CHAPTERS = ["docs/01_matmul_add.md", "docs/02_linear.md", "docs/03_simple_mlp.md", "docs/04_fused_mlp.md"]
+
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+QUOTE_LINK = re.compile(r"\[[^\]]*\]\(([^)\s#]+)#L(\d+)-L(\d+)\)")
+FENCE = re.compile(r"^(\s*)(```+|~~~+)(.*)$")
+HASH = re.compile(r"(?<![\w/.#-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}(?![\w/.-])")
+NARRATION = [
+    (re.compile(r"\bruns? \d+\b", re.I), "a run number"),
+    (re.compile(r"\bin turns\b", re.I), '"in turns"'),
+    (re.compile(r"\breverted?\b", re.I), '"revert"'),
+    (re.compile(r"\bthe issue\b", re.I), '"the issue"'),
+    (re.compile(r"\btarget (?:is )?met\b", re.I), '"target met"'),
+    (re.compile(r"\b\d{1,2}:\d{2} UTC\b"), "a clock time"),
+]
+
+results = []
+
+
+def check(name, ok, why=""):
+    results.append(ok)
+    print(("PASS " if ok else "FAIL ") + name + ("" if ok else ": " + why))
+
+
+def pages():
+    out = ["README.md"]
+    docs = os.path.join(ROOT, "docs")
+    for f in sorted(os.listdir(docs)):
+        if f.endswith(".md"):
+            out.append("docs/" + f)
+    for d in sorted(os.listdir(ROOT)):  # a README per stage
+        p = os.path.join(d, "README.md")
+        if re.match(r"^\d\d_", d) and os.path.isfile(os.path.join(ROOT, p)):
+            out.append(p)
+    return out
+
+
+def prose_lines(text):
+    """(line number, line) outside fenced code blocks."""
+    fence = None
+    for i, line in enumerate(text.splitlines(), 1):
+        m = FENCE.match(line)
+        if m:
+            if fence is None:
+                fence = m.group(2)[0] * 3
+            elif m.group(2).startswith(fence):
+                fence = None
+            continue
+        if fence is None:
+            yield i, line
+
+
+def check_links(page, text):
+    bad = []
+    base = os.path.dirname(os.path.join(ROOT, page))
+    for n, line in prose_lines(text):
+        for target in LINK.findall(re.sub(r"`[^`]*`", "", line)):
+            if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
+                continue  # URLs and anchors within the page
+            path = os.path.normpath(os.path.join(base, target.split("#")[0]))
+            if not path.startswith(ROOT) or not os.path.exists(path):
+                bad.append(f"{page}:{n}: {target}")
+    check(f"links {page}", not bad, "; ".join(bad[:5]) + (f" (+{len(bad) - 5} more)" if len(bad) > 5 else ""))
+
+
+def check_quotes(page, text):
+    """A code block right after a line whose last link names file#Lx-Ly quotes those lines."""
+    lines = text.splitlines()
+    base = os.path.dirname(os.path.join(ROOT, page))
+    count, bad = 0, []
+    i = 0
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        fence = m.group(2)
+        j = i + 1
+        while j < len(lines) and not lines[j].strip().startswith(fence):
+            j += 1
+        body = lines[i + 1:j]
+        prev = i - 1
+        while prev >= 0 and not lines[prev].strip():
+            prev -= 1
+        links = QUOTE_LINK.findall(lines[prev]) if prev >= 0 else []
+        if links:
+            count += 1
+            target, a, b = links[-1]
+            path = os.path.normpath(os.path.join(base, target))
+            a, b = int(a), int(b)
+            if not os.path.isfile(path):
+                bad.append(f"{page}:{i + 1}: {target} does not exist")
+            else:
+                with open(path, encoding="utf-8") as f:
+                    src = f.read().splitlines()
+                want = src[a - 1:b]
+                indent = m.group(1)
+                got = [ln[len(indent):] if ln.startswith(indent) else ln for ln in body]
+                if b > len(src) or a < 1 or a > b:
+                    bad.append(f"{page}:{i + 1}: {target}#L{a}-L{b} is outside the file ({len(src)} lines)")
+                elif [s.rstrip() for s in got] != [s.rstrip() for s in want]:
+                    first = next((k for k in range(max(len(got), len(want)))
+                                  if k >= len(got) or k >= len(want) or got[k].rstrip() != want[k].rstrip()), 0)
+                    bad.append(f"{page}:{i + 1}: {target}#L{a}-L{b} differs from the source at its line {a + first}")
+        i = j + 1
+    check(f"quotes {page} ({count} excerpts)", not bad, "; ".join(bad[:5]))
+
+
+def check_budget(page, text):
+    if page not in BUDGETS:
+        return
+    words = len(text.split())
+    check(f"budget {page} ({words} of {BUDGETS[page]} words)", words <= BUDGETS[page],
+          f"{words} words, budget {BUDGETS[page]}")
+
+
+def check_narration(page, text):
+    bad = []
+    for n, line in prose_lines(text):
+        clean = re.sub(r"\]\([^)]*\)", "]", line)  # link targets may hold hex-like names
+        for h in HASH.findall(clean):
+            bad.append(f"{page}:{n}: commit-like hash {h}")
+        for rx, what in NARRATION:
+            if rx.search(clean):
+                bad.append(f"{page}:{n}: {what}")
+    check(f"no development narration in {page}", not bad, "; ".join(bad[:5]))
+
+
+def main():
+    for page in pages():
+        with open(os.path.join(ROOT, page), encoding="utf-8") as f:
+            text = f.read()
+        check_links(page, text)
+        check_quotes(page, text)
+        check_budget(page, text)
+        if page in CHAPTERS or page == "README.md" or page.startswith("docs/"):
+            check_narration(page, text)
+    for page in CHAPTERS:
+        with open(os.path.join(ROOT, page), encoding="utf-8") as f:
+            text = f.read()
+        has_ex = re.search(r"^#+ Exercises", text, re.M) is not None
+        check(f"exercises in {page}", has_ex, "no '## Exercises' section")
+        n_details = text.count("<details>")
+        check(f"guesses folded in {page}", n_details >= 3, f"{n_details} <details> blocks")
+        n_quotes = len([1 for ln in text.splitlines() if QUOTE_LINK.search(ln)])
+        check(f"code quoted in {page}", n_quotes >= 3, f"{n_quotes} excerpts that name a file and line range")
+    failed = results.count(False)
+    print(f"{len(results) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
