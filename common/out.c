@@ -1,9 +1,75 @@
 #include "out.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* The temporaries in flight. A signal handler may only call async-signal-safe functions, so the
+ * names live in fixed slots and removal is a plain unlink(); a slot's name is complete before
+ * `used` says so. */
+enum { OUT_SLOTS = 16, OUT_NAME = 1024 };
+static char out_names[OUT_SLOTS][OUT_NAME];
+static volatile sig_atomic_t out_used[OUT_SLOTS];
+
+static void out_remove_all(void)
+{
+    for (int i = 0; i < OUT_SLOTS; i++)
+        if (out_used[i]) {
+            out_used[i] = 0;
+            unlink(out_names[i]);
+        }
+}
+
+/* Removes the temporaries, then dies of the same signal, so the caller's shell sees why. */
+static void out_on_signal(int sig)
+{
+    out_remove_all();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* Once, at the first temporary: the exit and signal handlers (a handler someone else installed
+ * is left alone). */
+static void out_install(void)
+{
+    static int installed;
+    if (installed) return;
+    installed = 1;
+    atexit(out_remove_all);
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old;
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL) {
+            struct sigaction sa;
+            memset(&sa, 0, sizeof sa);
+            sa.sa_handler = out_on_signal;
+            sigemptyset(&sa.sa_mask);
+            sigaction(sigs[i], &sa, NULL);
+        }
+    }
+}
+
+int out_remember(const char *tmp)
+{
+    out_install();
+    if (strlen(tmp) >= OUT_NAME) return -1;
+    for (int i = 0; i < OUT_SLOTS; i++)
+        if (!out_used[i]) {
+            memcpy(out_names[i], tmp, strlen(tmp) + 1);
+            out_used[i] = 1;
+            return 0;
+        }
+    return -1;
+}
+
+void out_forget(const char *tmp)
+{
+    for (int i = 0; i < OUT_SLOTS; i++)
+        if (out_used[i] && strcmp(out_names[i], tmp) == 0) out_used[i] = 0;
+}
 
 int out_mkdirs(const char *dir)
 {
@@ -35,8 +101,15 @@ int out_mkdirs(const char *dir)
 FILE *out_open(const char *path, char *tmp, size_t tmp_len)
 {
     snprintf(tmp, tmp_len, "%s.tmp.%ld", path, (long)getpid());
+    if (out_remember(tmp) != 0) {
+        fprintf(stderr, "error: too many output files open at once (writing %s)\n", path);
+        return NULL;
+    }
     FILE *f = fopen(tmp, "w");
-    if (!f) fprintf(stderr, "error: cannot write %s: %s\n", tmp, strerror(errno));
+    if (!f) {
+        fprintf(stderr, "error: cannot write %s: %s\n", tmp, strerror(errno));
+        out_forget(tmp);
+    }
     return f;
 }
 
@@ -47,7 +120,9 @@ int out_commit(FILE *f, const char *tmp, const char *path)
     if (bad || rename(tmp, path) != 0) {
         fprintf(stderr, "error: writing %s failed: %s\n", path, strerror(errno));
         remove(tmp);
+        out_forget(tmp);
         return -1;
     }
+    out_forget(tmp);
     return 0;
 }

@@ -2,7 +2,9 @@
  *
  * Every artifact (CSV, trace, table, plot) is written to "<path>.tmp.<pid>" and renamed into
  * place only when complete, so an interrupted run never leaves a half-written file under the
- * final name.
+ * final name. The temporaries in flight are remembered: when the process ends before their
+ * commit (exit() from an error check, SIGINT, SIGTERM, SIGHUP), they are removed, so nothing is
+ * left behind either.
  */
 #ifndef OUT_H
 #define OUT_H
@@ -15,5 +17,9 @@ int out_mkdirs(const char *dir);
 FILE *out_open(const char *path, char *tmp, size_t tmp_len);
 /* Closes f and renames tmp to path; returns 0, or -1 (and removes tmp) on any write error. */
 int out_commit(FILE *f, const char *tmp, const char *path);
+/* For a temporary that another program writes (gnuplot's PNG): remembered until out_forget, and
+ * removed like the others if the process ends first. Returns 0, or -1 when too many are in flight. */
+int out_remember(const char *tmp);
+void out_forget(const char *tmp);
 
 #endif

@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "out.h"
+
 /* The scripts sit in common/plots/ of the checkout; the programs live in bin/ of the same
  * checkout, so the directory is found from the executable's own path. */
 static int scripts_dir(char *dir, size_t len)
@@ -51,13 +53,19 @@ int plot_run(const char *script, const char *csv, const char *png, const char *t
         return -1;
     }
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld.png", png, (long)getpid());
+    if (out_remember(tmp) != 0) {
+        printf("plot: too many files in flight; no PNG\n");
+        return -1;
+    }
     snprintf(cmd, sizeof cmd, "gnuplot -e \"csv='%s'; png='%s'; title='%s'\" '%s/%s' 2>&1",
              csv, tmp, title, dir, script);
     int rc = system(cmd);
     if (rc != 0 || rename(tmp, png) != 0) {
         printf("plot: gnuplot failed on %s (exit %d); no PNG\n", script, WIFEXITED(rc) ? WEXITSTATUS(rc) : -1);
         remove(tmp);
+        out_forget(tmp);
         return -1;
     }
+    out_forget(tmp);
     return 0;
 }
