@@ -11,13 +11,15 @@
  *    cost per launch, since the GPU finishes an empty kernel sooner), the host clock around the
  *    launch call alone, and the same kernel replayed from a CUDA graph. Below this no forward of
  *    k kernels issued one by one can go: k times the floor. Medians of 21 rounds of 1000.
- * The stages' reports use the values in common/gpu.c for GPUs we have measured.
+ * The GEMM rate (bf16) and the copy bandwidth are stored for this GPU and driver
+ * (common/ceilings.h): every stage's report divides by them from then on.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "blas.h"
+#include "ceilings.h"
 #include "check.h"
 #include "gpu.h"
 #include "ref.h"
@@ -159,13 +161,15 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaMalloc(&gc.b, n * n * 4));
     CUDA_CHECK(cudaMalloc(&gc.c, n * n * 4));
     const dtype_t types[] = {DTYPE_BF16, DTYPE_FP16, DTYPE_FP32};
+    ceilings_t measured = {0};
     for (int i = 0; i < 3; i++) {
         gc.t = types[i];
         fill_random(gc.a, gc.t, n * n, 1);
         fill_random(gc.b, gc.t, n * n, 2);
         double us = median_us(run_gemm, &gc);
-        printf("gemm %s %zu^3: %.1f us, %.1f TFLOP/s\n", dtype_name(gc.t), n, us,
-               2.0 * (double)n * n * n / (us * 1e-6) / 1e12);
+        double tflops = 2.0 * (double)n * n * n / (us * 1e-6) / 1e12;
+        printf("gemm %s %zu^3: %.1f us, %.1f TFLOP/s\n", dtype_name(gc.t), n, us, tflops);
+        if (gc.t == DTYPE_BF16) measured.gemm_tflops_16bit = tflops;
     }
     CUDA_CHECK(cudaFree(gc.a));
     CUDA_CHECK(cudaFree(gc.b));
@@ -177,10 +181,11 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaMalloc(&cc.dst, copy_bytes));
     CUDA_CHECK(cudaMemset(cc.src, 0x5A, copy_bytes)); /* contents do not change a copy's speed */
     double us = median_us(run_copy, &cc);
+    measured.copy_gbps = 2.0 * (double)copy_bytes / (us * 1e-6) / 1e9;
     printf("copy device to device %.1f GB: %.1f us, %.0f GB/s (read + written)\n", (double)copy_bytes / 1e9, us,
-           2.0 * (double)copy_bytes / (us * 1e-6) / 1e9);
+           measured.copy_gbps);
     CUDA_CHECK(cudaFree(cc.src));
     CUDA_CHECK(cudaFree(cc.dst));
     launch_floor();
-    return 0;
+    return ceilings_save(&measured, g.prop.name, g.driver_version) == 0 ? 0 : EXIT_BAD_INPUT;
 }

@@ -4,16 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ceilings.h"
 #include "check.h"
-
-/* Measured on each GPU model (docs/01_matmul_add.md, "Ceilings"; bin/ceilings measures yours):
- * an 8192^3 bf16 GEMM through cuBLAS on random data, and a large device-to-device copy. */
-static const struct {
-    const char *name;
-    double gemm_tflops_16bit, copy_gbps;
-} measured[] = {
-    {"NVIDIA H200", 798.0, 4250.0},
-};
 
 void gpu_require(gpu_info *g, const char *program)
 {
@@ -39,12 +31,11 @@ void gpu_require(gpu_info *g, const char *program)
     CUDA_CHECK(cudaGetDeviceProperties(&g->prop, g->device));
     CUDA_CHECK(cudaDriverGetVersion(&g->driver_version));
     CUDA_CHECK(cudaRuntimeGetVersion(&g->runtime_version));
-    for (size_t i = 0; i < sizeof measured / sizeof measured[0]; i++) {
-        if (strcmp(g->prop.name, measured[i].name) == 0) {
-            g->gemm_tflops_16bit = measured[i].gemm_tflops_16bit;
-            g->copy_gbps = measured[i].copy_gbps;
-        }
-    }
+    ceilings_t c;
+    ceilings_for(&c, g->prop.name, g->driver_version);
+    g->gemm_tflops_16bit = c.gemm_tflops_16bit;
+    g->copy_gbps = c.copy_gbps;
+    snprintf(g->ceilings_source, sizeof g->ceilings_source, "%s", c.source);
 }
 
 void gpu_print(const gpu_info *g)
@@ -54,6 +45,11 @@ void gpu_print(const gpu_info *g)
            (double)g->prop.totalGlobalMem / 1e9, g->driver_version / 1000,
            (g->driver_version % 1000) / 10, g->runtime_version / 1000,
            (g->runtime_version % 1000) / 10);
+    if (g->gemm_tflops_16bit > 0)
+        printf("ceilings: %.0f TFLOP/s dense 16-bit GEMM, %.0f GB/s device copy: %s\n", g->gemm_tflops_16bit,
+               g->copy_gbps, g->ceilings_source);
+    else
+        printf("ceilings: %s; no percentages of ceiling in this report\n", g->ceilings_source);
 }
 
 void gpu_require_fits(size_t bytes, const char *what)

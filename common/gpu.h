@@ -16,10 +16,11 @@ typedef struct {
     int device;
     struct cudaDeviceProp prop;
     int driver_version, runtime_version;
-    /* Ceilings measured on this GPU model (0 when we have no measurement for it):
+    /* Ceilings of this GPU (common/ceilings.h; 0 when none is known):
      * dense GEMM TFLOP/s for bf16/fp16 operands, and device-to-device copy GB/s counting bytes
      * read plus written. */
     double gemm_tflops_16bit, copy_gbps;
+    char ceilings_source[160]; /* where they come from (common/ceilings.h) */
 } gpu_info;
 
 /* Exits 2 ("waived") with one line naming what was found when no usable CUDA GPU exists. */

@@ -22,4 +22,8 @@ int out_commit(FILE *f, const char *tmp, const char *path);
 int out_remember(const char *tmp);
 void out_forget(const char *tmp);
 
+/* The checkout the running program was built in: the programs live in bin/ (tests in bin/tests/)
+ * of a checkout that holds common/plots. Returns 0, or -1 when not found (a copied binary). */
+int out_checkout_dir(char *dir, size_t len);
+
 #endif

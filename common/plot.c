@@ -9,22 +9,13 @@
 
 #include "out.h"
 
-/* The scripts sit in common/plots/ of the checkout; the programs live in bin/ of the same
- * checkout, so the directory is found from the executable's own path. */
+/* The scripts sit in common/plots/ of the checkout (out_checkout_dir finds it from the
+ * executable's own path). */
 static int scripts_dir(char *dir, size_t len)
 {
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) return -1;
-    exe[n] = '\0';
-    for (int up = 0; up < 3; up++) { /* bin/<stage> or bin/tests/<test> */
-        char *slash = strrchr(exe, '/');
-        if (!slash) return -1;
-        *slash = '\0';
-        if (snprintf(dir, len, "%s/common/plots", exe) >= (int)len) return -1;
-        if (access(dir, R_OK) == 0) return 0;
-    }
-    return -1;
+    char root[PATH_MAX];
+    if (out_checkout_dir(root, sizeof root) != 0) return -1;
+    return snprintf(dir, len, "%s/common/plots", root) >= (int)len ? -1 : 0;
 }
 
 static int have_gnuplot(void)
