@@ -81,44 +81,18 @@ __device__ void bias_rows(T *__restrict__ y, const T *__restrict__ b, size_t row
 
 } // namespace
 
-extern "C" __global__ void transpose_bf16(const __nv_bfloat16 *src, __nv_bfloat16 *dst, size_t rows, size_t cols)
-{
-    transpose_tile(src, dst, rows, cols);
-}
-extern "C" __global__ void transpose_fp16(const __half *src, __half *dst, size_t rows, size_t cols)
-{
-    transpose_tile(src, dst, rows, cols);
-}
-extern "C" __global__ void transpose_fp32(const float *src, float *dst, size_t rows, size_t cols)
-{
-    transpose_tile(src, dst, rows, cols);
-}
+// Readable names in traces: one extern "C" kernel per storage type.
+extern "C" __global__ void transpose_bf16(const __nv_bfloat16 *src, __nv_bfloat16 *dst, size_t rows, size_t cols) { transpose_tile(src, dst, rows, cols); }
+extern "C" __global__ void transpose_fp16(const __half *src, __half *dst, size_t rows, size_t cols) { transpose_tile(src, dst, rows, cols); }
+extern "C" __global__ void transpose_fp32(const float *src, float *dst, size_t rows, size_t cols) { transpose_tile(src, dst, rows, cols); }
 
-extern "C" __global__ void bias_add_bf16(__nv_bfloat16 *y, const __nv_bfloat16 *b, size_t rows, size_t cols, bool vec)
-{
-    bias_rows<__nv_bfloat16, true>(y, b, rows, cols, vec);
-}
-extern "C" __global__ void bias_add_fp16(__half *y, const __half *b, size_t rows, size_t cols, bool vec)
-{
-    bias_rows<__half, true>(y, b, rows, cols, vec);
-}
-extern "C" __global__ void bias_add_fp32(float *y, const float *b, size_t rows, size_t cols, bool vec)
-{
-    bias_rows<float, true>(y, b, rows, cols, vec);
-}
+extern "C" __global__ void bias_add_bf16(__nv_bfloat16 *y, const __nv_bfloat16 *b, size_t rows, size_t cols, bool vec) { bias_rows<__nv_bfloat16, true>(y, b, rows, cols, vec); }
+extern "C" __global__ void bias_add_fp16(__half *y, const __half *b, size_t rows, size_t cols, bool vec) { bias_rows<__half, true>(y, b, rows, cols, vec); }
+extern "C" __global__ void bias_add_fp32(float *y, const float *b, size_t rows, size_t cols, bool vec) { bias_rows<float, true>(y, b, rows, cols, vec); }
 
-extern "C" __global__ void bias_broadcast_bf16(__nv_bfloat16 *y, const __nv_bfloat16 *b, size_t rows, size_t cols, bool vec)
-{
-    bias_rows<__nv_bfloat16, false>(y, b, rows, cols, vec);
-}
-extern "C" __global__ void bias_broadcast_fp16(__half *y, const __half *b, size_t rows, size_t cols, bool vec)
-{
-    bias_rows<__half, false>(y, b, rows, cols, vec);
-}
-extern "C" __global__ void bias_broadcast_fp32(float *y, const float *b, size_t rows, size_t cols, bool vec)
-{
-    bias_rows<float, false>(y, b, rows, cols, vec);
-}
+extern "C" __global__ void bias_broadcast_bf16(__nv_bfloat16 *y, const __nv_bfloat16 *b, size_t rows, size_t cols, bool vec) { bias_rows<__nv_bfloat16, false>(y, b, rows, cols, vec); }
+extern "C" __global__ void bias_broadcast_fp16(__half *y, const __half *b, size_t rows, size_t cols, bool vec) { bias_rows<__half, false>(y, b, rows, cols, vec); }
+extern "C" __global__ void bias_broadcast_fp32(float *y, const float *b, size_t rows, size_t cols, bool vec) { bias_rows<float, false>(y, b, rows, cols, vec); }
 
 // dst [cols, rows] = transpose of src [rows, cols], both row-major, on `stream`.
 extern "C" void launch_transpose(dtype_t t, const void *src, void *dst, size_t rows, size_t cols,
@@ -142,22 +116,25 @@ static bool bias_grid(dtype_t t, const void *y, const void *b, size_t rows, size
     return vec;
 }
 
-// y [rows, cols] += b [cols] broadcast over the rows: add in fp32, round once.
-extern "C" void launch_bias_add(dtype_t t, void *y, const void *b, size_t rows, size_t cols,
-                                cudaStream_t stream)
+// accumulate: y [rows, cols] += b [cols] in every row (bias_add), else y = b (bias_broadcast).
+static void launch_bias(bool accumulate, dtype_t t, void *y, const void *b, size_t rows, size_t cols,
+                        cudaStream_t stream)
 {
     if (rows == 0 || cols == 0) return;
     dim3 grid, block;
     const bool vec = bias_grid(t, y, b, rows, cols, &grid, &block);
-    LAUNCH_BY_DTYPE(t, bias_add, grid, block, stream, (T *)y, (const T *)b, rows, cols, vec);
+    if (accumulate) LAUNCH_BY_DTYPE(t, bias_add, grid, block, stream, (T *)y, (const T *)b, rows, cols, vec);
+    else LAUNCH_BY_DTYPE(t, bias_broadcast, grid, block, stream, (T *)y, (const T *)b, rows, cols, vec);
+}
+
+// y [rows, cols] += b [cols] broadcast over the rows: add in fp32, round once.
+extern "C" void launch_bias_add(dtype_t t, void *y, const void *b, size_t rows, size_t cols, cudaStream_t stream)
+{
+    launch_bias(true, t, y, b, rows, cols, stream);
 }
 
 // y [rows, cols] = b [cols] in every row: the expanded copy addmm starts from.
-extern "C" void launch_bias_broadcast(dtype_t t, void *y, const void *b, size_t rows, size_t cols,
-                                      cudaStream_t stream)
+extern "C" void launch_bias_broadcast(dtype_t t, void *y, const void *b, size_t rows, size_t cols, cudaStream_t stream)
 {
-    if (rows == 0 || cols == 0) return;
-    dim3 grid, block;
-    const bool vec = bias_grid(t, y, b, rows, cols, &grid, &block);
-    LAUNCH_BY_DTYPE(t, bias_broadcast, grid, block, stream, (T *)y, (const T *)b, rows, cols, vec);
+    launch_bias(false, t, y, b, rows, cols, stream);
 }

@@ -13,9 +13,12 @@ set ylabel "SM clock (MHz)" textcolor rgb "#1f77b4"
 set y2label "board power (W)" textcolor rgb "#d62728"
 set ytics nomirror textcolor rgb "#1f77b4"
 set y2tics textcolor rgb "#d62728"
-set yrange [0:*]
-set y2range [0:*]
+# from zero, with room above the highest reading for the key
+stats csv using 2 skip 1 nooutput
+set yrange [0:1.15 * STATS_max]
+stats csv using 3 skip 1 nooutput
+set y2range [0:1.15 * STATS_max]
 set grid ytics
-set key bottom right
+set key top right
 plot csv using ($1 / 1000):2 skip 1 with steps lw 2 lc rgb "#1f77b4" title "SM clock", \
      ''  using ($1 / 1000):3 skip 1 axes x1y2 with steps lw 1 lc rgb "#d62728" title "board power"
