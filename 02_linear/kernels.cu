@@ -45,36 +45,33 @@ __device__ void transpose_tile(const T *__restrict__ src, T *__restrict__ dst, s
     }
 }
 
-// Each thread owns VEC consecutive columns j .. j + VEC - 1: it loads their b once and walks
-// down the rows. When a row's length is a multiple of VEC (16 bytes), every access is one 16-byte
-// load or store (a warp moves 512 contiguous bytes per instruction, enough bytes in flight to
-// approach the copy ceiling); otherwise VEC is 1 and the accesses are single elements.
+// Each thread owns V consecutive columns j .. j + V - 1 (one vec16): it loads their b once and
+// walks down the rows. When every row starts on a 16-byte boundary (aligned bases, a row length
+// that is a whole number of vec16), every access is one 16-byte load or store (a warp moves 512
+// contiguous bytes per instruction, enough bytes in flight to approach the copy ceiling);
+// otherwise (vec false) each thread owns one column and the accesses are single elements.
 // accumulate: y += b (add in fp32, round once), else y = b.
 template <typename T, bool accumulate>
-__device__ void bias_rows(T *__restrict__ y, const T *__restrict__ b, size_t rows, size_t cols)
+__device__ void bias_rows(T *__restrict__ y, const T *__restrict__ b, size_t rows, size_t cols, bool vec)
 {
-    constexpr int VEC = 16 / sizeof(T);
-    if (cols % VEC != 0) { // the launcher sized the grid for single elements
+    constexpr int V = vec16<T>::n;
+    const size_t row0 = (size_t)blockIdx.y * blockDim.y + threadIdx.y, row_step = (size_t)gridDim.y * blockDim.y;
+    if (!vec) { // the launcher sized the grid for single elements
         size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
         if (j >= cols) return;
-        for (size_t i = (size_t)blockIdx.y * blockDim.y + threadIdx.y; i < rows;
-             i += (size_t)gridDim.y * blockDim.y)
+        for (size_t i = row0; i < rows; i += row_step)
             y[i * cols + j] = accumulate ? from_float<T>(to_float(y[i * cols + j]) + to_float(b[j])) : b[j];
         return;
     }
-    size_t j = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * VEC;
+    size_t j = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * V;
     if (j >= cols) return;
-    // b comes from cudaMalloc (256-byte aligned) and j, cols are multiples of VEC: 16-byte aligned
-    const uint4 bv = *reinterpret_cast<const uint4 *>(b + j);
-    for (size_t i = (size_t)blockIdx.y * blockDim.y + threadIdx.y; i < rows;
-         i += (size_t)gridDim.y * blockDim.y) {
-        uint4 *p = reinterpret_cast<uint4 *>(y + i * cols + j);
+    const vec16<T> bv = *reinterpret_cast<const vec16<T> *>(b + j);
+    for (size_t i = row0; i < rows; i += row_step) {
+        vec16<T> *p = reinterpret_cast<vec16<T> *>(y + i * cols + j);
         if (accumulate) {
-            uint4 v = *p;
-            T *ve = reinterpret_cast<T *>(&v);
-            const T *be = reinterpret_cast<const T *>(&bv);
+            vec16<T> v = *p;
 #pragma unroll
-            for (int k = 0; k < VEC; k++) ve[k] = from_float<T>(to_float(ve[k]) + to_float(be[k]));
+            for (int k = 0; k < V; k++) v.v[k] = from_float<T>(to_float(v.v[k]) + to_float(bv.v[k]));
             *p = v;
         } else {
             *p = bv;
@@ -84,110 +81,60 @@ __device__ void bias_rows(T *__restrict__ y, const T *__restrict__ b, size_t row
 
 } // namespace
 
-extern "C" __global__ void transpose_bf16(const __nv_bfloat16 *src, __nv_bfloat16 *dst, size_t rows, size_t cols)
-{
-    transpose_tile(src, dst, rows, cols);
-}
-extern "C" __global__ void transpose_fp16(const __half *src, __half *dst, size_t rows, size_t cols)
-{
-    transpose_tile(src, dst, rows, cols);
-}
-extern "C" __global__ void transpose_fp32(const float *src, float *dst, size_t rows, size_t cols)
-{
-    transpose_tile(src, dst, rows, cols);
-}
+// Readable names in traces: one extern "C" kernel per storage type.
+extern "C" __global__ void transpose_bf16(const __nv_bfloat16 *src, __nv_bfloat16 *dst, size_t rows, size_t cols) { transpose_tile(src, dst, rows, cols); }
+extern "C" __global__ void transpose_fp16(const __half *src, __half *dst, size_t rows, size_t cols) { transpose_tile(src, dst, rows, cols); }
+extern "C" __global__ void transpose_fp32(const float *src, float *dst, size_t rows, size_t cols) { transpose_tile(src, dst, rows, cols); }
 
-extern "C" __global__ void bias_add_bf16(__nv_bfloat16 *y, const __nv_bfloat16 *b, size_t rows, size_t cols)
-{
-    bias_rows<__nv_bfloat16, true>(y, b, rows, cols);
-}
-extern "C" __global__ void bias_add_fp16(__half *y, const __half *b, size_t rows, size_t cols)
-{
-    bias_rows<__half, true>(y, b, rows, cols);
-}
-extern "C" __global__ void bias_add_fp32(float *y, const float *b, size_t rows, size_t cols)
-{
-    bias_rows<float, true>(y, b, rows, cols);
-}
+extern "C" __global__ void bias_add_bf16(__nv_bfloat16 *y, const __nv_bfloat16 *b, size_t rows, size_t cols, bool vec) { bias_rows<__nv_bfloat16, true>(y, b, rows, cols, vec); }
+extern "C" __global__ void bias_add_fp16(__half *y, const __half *b, size_t rows, size_t cols, bool vec) { bias_rows<__half, true>(y, b, rows, cols, vec); }
+extern "C" __global__ void bias_add_fp32(float *y, const float *b, size_t rows, size_t cols, bool vec) { bias_rows<float, true>(y, b, rows, cols, vec); }
 
-extern "C" __global__ void bias_broadcast_bf16(__nv_bfloat16 *y, const __nv_bfloat16 *b, size_t rows, size_t cols)
-{
-    bias_rows<__nv_bfloat16, false>(y, b, rows, cols);
-}
-extern "C" __global__ void bias_broadcast_fp16(__half *y, const __half *b, size_t rows, size_t cols)
-{
-    bias_rows<__half, false>(y, b, rows, cols);
-}
-extern "C" __global__ void bias_broadcast_fp32(float *y, const float *b, size_t rows, size_t cols)
-{
-    bias_rows<float, false>(y, b, rows, cols);
-}
+extern "C" __global__ void bias_broadcast_bf16(__nv_bfloat16 *y, const __nv_bfloat16 *b, size_t rows, size_t cols, bool vec) { bias_rows<__nv_bfloat16, false>(y, b, rows, cols, vec); }
+extern "C" __global__ void bias_broadcast_fp16(__half *y, const __half *b, size_t rows, size_t cols, bool vec) { bias_rows<__half, false>(y, b, rows, cols, vec); }
+extern "C" __global__ void bias_broadcast_fp32(float *y, const float *b, size_t rows, size_t cols, bool vec) { bias_rows<float, false>(y, b, rows, cols, vec); }
 
 // dst [cols, rows] = transpose of src [rows, cols], both row-major, on `stream`.
 extern "C" void launch_transpose(dtype_t t, const void *src, void *dst, size_t rows, size_t cols,
                                  cudaStream_t stream)
 {
-    dim3 block(TILE, TILE_ROWS);
-    dim3 grid((unsigned)((cols + TILE - 1) / TILE), (unsigned)((rows + TILE - 1) / TILE));
-    switch (t) {
-    case DTYPE_BF16:
-        transpose_bf16<<<grid, block, 0, stream>>>((const __nv_bfloat16 *)src, (__nv_bfloat16 *)dst, rows, cols);
-        break;
-    case DTYPE_FP16:
-        transpose_fp16<<<grid, block, 0, stream>>>((const __half *)src, (__half *)dst, rows, cols);
-        break;
-    case DTYPE_FP32:
-        transpose_fp32<<<grid, block, 0, stream>>>((const float *)src, (float *)dst, rows, cols);
-        break;
-    }
+    const dim3 block(TILE, TILE_ROWS);
+    const dim3 grid((unsigned)((cols + TILE - 1) / TILE), (unsigned)((rows + TILE - 1) / TILE));
+    LAUNCH_BY_DTYPE(t, transpose, grid, block, stream, (const T *)src, (T *)dst, rows, cols);
 }
 
-// Blocks of 32 x 8 threads: x over column groups (VEC columns per thread when a row is a whole
-// number of 16-byte groups, else 1, the same test bias_rows makes), y over rows. The grid's y
-// extent stays under the hardware's 65535 and each thread loops over the rows left.
-static void bias_grid(dtype_t t, size_t rows, size_t cols, dim3 *grid, dim3 *block)
+// Blocks of 32 x 8 threads: x over column groups (one vec16 per thread when every row starts on a
+// 16-byte boundary, else one column), y over rows. The grid's y extent stays under the hardware's
+// 65535 and each thread loops over the rows left. Returns whether the kernel moves vec16s.
+static bool bias_grid(dtype_t t, const void *y, const void *b, size_t rows, size_t cols, dim3 *grid, dim3 *block)
 {
-    size_t vec = t == DTYPE_FP32 ? 4 : 8; /* 16 bytes (dtype.h has no C++ linkage guard) */
-    size_t groups = cols % vec == 0 ? cols / vec : cols;
+    const bool vec = aligned16(y) && aligned16(b) && cols % vec_width(t) == 0;
+    const size_t groups = vec ? cols / vec_width(t) : cols;
     *block = dim3(32, 8);
-    size_t row_blocks = (rows + 7) / 8;
+    const size_t row_blocks = (rows + 7) / 8;
     *grid = dim3((unsigned)((groups + 31) / 32), (unsigned)(row_blocks < 65535 ? row_blocks : 65535));
+    return vec;
+}
+
+// accumulate: y [rows, cols] += b [cols] in every row (bias_add), else y = b (bias_broadcast).
+static void launch_bias(bool accumulate, dtype_t t, void *y, const void *b, size_t rows, size_t cols,
+                        cudaStream_t stream)
+{
+    if (rows == 0 || cols == 0) return;
+    dim3 grid, block;
+    const bool vec = bias_grid(t, y, b, rows, cols, &grid, &block);
+    if (accumulate) LAUNCH_BY_DTYPE(t, bias_add, grid, block, stream, (T *)y, (const T *)b, rows, cols, vec);
+    else LAUNCH_BY_DTYPE(t, bias_broadcast, grid, block, stream, (T *)y, (const T *)b, rows, cols, vec);
 }
 
 // y [rows, cols] += b [cols] broadcast over the rows: add in fp32, round once.
-extern "C" void launch_bias_add(dtype_t t, void *y, const void *b, size_t rows, size_t cols,
-                                cudaStream_t stream)
+extern "C" void launch_bias_add(dtype_t t, void *y, const void *b, size_t rows, size_t cols, cudaStream_t stream)
 {
-    dim3 grid, block;
-    bias_grid(t, rows, cols, &grid, &block);
-    switch (t) {
-    case DTYPE_BF16:
-        bias_add_bf16<<<grid, block, 0, stream>>>((__nv_bfloat16 *)y, (const __nv_bfloat16 *)b, rows, cols);
-        break;
-    case DTYPE_FP16:
-        bias_add_fp16<<<grid, block, 0, stream>>>((__half *)y, (const __half *)b, rows, cols);
-        break;
-    case DTYPE_FP32:
-        bias_add_fp32<<<grid, block, 0, stream>>>((float *)y, (const float *)b, rows, cols);
-        break;
-    }
+    launch_bias(true, t, y, b, rows, cols, stream);
 }
 
 // y [rows, cols] = b [cols] in every row: the expanded copy addmm starts from.
-extern "C" void launch_bias_broadcast(dtype_t t, void *y, const void *b, size_t rows, size_t cols,
-                                      cudaStream_t stream)
+extern "C" void launch_bias_broadcast(dtype_t t, void *y, const void *b, size_t rows, size_t cols, cudaStream_t stream)
 {
-    dim3 grid, block;
-    bias_grid(t, rows, cols, &grid, &block);
-    switch (t) {
-    case DTYPE_BF16:
-        bias_broadcast_bf16<<<grid, block, 0, stream>>>((__nv_bfloat16 *)y, (const __nv_bfloat16 *)b, rows, cols);
-        break;
-    case DTYPE_FP16:
-        bias_broadcast_fp16<<<grid, block, 0, stream>>>((__half *)y, (const __half *)b, rows, cols);
-        break;
-    case DTYPE_FP32:
-        bias_broadcast_fp32<<<grid, block, 0, stream>>>((float *)y, (const float *)b, rows, cols);
-        break;
-    }
+    launch_bias(false, t, y, b, rows, cols, stream);
 }

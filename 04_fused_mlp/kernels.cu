@@ -24,9 +24,6 @@ extern "C" {
 #include "elementwise.cuh"
 #include "kernels.h"
 
-static bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
-static size_t vec_width(dtype_t t) { return t == DTYPE_FP32 ? 4 : 8; }
-
 // ---- the fused GeGLU ----------------------------------------------------------------------
 //
 // Eager runs gelu (read gate, write h) then mul (read h and up, write m): 5 passes of M x hidden
@@ -94,20 +91,8 @@ extern "C" void launch_geglu(dtype_t t, const void *gate, const void *up, size_t
         exit(EXIT_BAD_INPUT);
     }
     const dim3 grid((unsigned)bx, (unsigned)(rows < 65535 ? rows : 65535));
-    switch (t) {
-    case DTYPE_BF16:
-        geglu_bf16<<<grid, (unsigned)threads, 0, stream>>>((const __nv_bfloat16 *)gate, (const __nv_bfloat16 *)up,
-                                                           ld, (__nv_bfloat16 *)m, rows, cols, vec);
-        break;
-    case DTYPE_FP16:
-        geglu_fp16<<<grid, (unsigned)threads, 0, stream>>>((const __half *)gate, (const __half *)up, ld,
-                                                           (__half *)m, rows, cols, vec);
-        break;
-    case DTYPE_FP32:
-        geglu_fp32<<<grid, (unsigned)threads, 0, stream>>>((const float *)gate, (const float *)up, ld,
-                                                           (float *)m, rows, cols, vec);
-        break;
-    }
+    LAUNCH_BY_DTYPE(t, geglu, grid, (unsigned)threads, stream, (const T *)gate, (const T *)up, ld, (T *)m, rows, cols,
+                    vec);
 }
 
 // ---- decode: weight streaming on tensor cores, for a few tokens ------------------------------

@@ -1,5 +1,5 @@
-/* GPU tests of 03_simple_mlp's elementwise kernels (launch_gelu_tanh, launch_mul) against the CPU:
- * every dtype, lengths around the 16-byte vector width (1, 7, 8, 9, 1023) and a large one
+/* GPU tests of the one-to-one elementwise kernels against the CPU: 03_simple_mlp's launch_gelu_tanh
+ * and launch_mul, and 01_matmul_add's launch_add (the same vectorized body): every dtype, lengths around the 16-byte vector width (1, 7, 8, 9, 1023) and a large one
  * (2^24 + 3), pointers one element off 16-byte alignment, outputs poisoned with NaN first and
  * the elements around the output checked untouched. Without a GPU every test is a SKIP. */
 #include <stdint.h>
@@ -11,6 +11,11 @@
 #include "dtype.h"
 #include "harness.h"
 #include "ref.h"
+
+/* 01_matmul_add/kernels.cu (its main.c declares it too: the stage has no header). */
+void launch_add(dtype_t t, const void *a, const void *b, void *out, size_t n, cudaStream_t stream);
+
+enum op { OP_GELU, OP_MUL, OP_ADD };
 
 static int have_gpu;
 static char why[256];
@@ -32,10 +37,10 @@ static double gelu_tolerance(dtype_t t, double x, double exact)
            (t == DTYPE_FP16 ? f32 : 0.0);
 }
 
-/* One case: op 0 = gelu (out = gelu(a)), op 1 = mul (out = a * b), n elements, inputs `in_off`
+/* One case: out = gelu(a), a * b or a + b over n elements, inputs `in_off`
  * and the output `out_off` elements past a 256-byte aligned allocation. Returns 0, or 1 with
  * the first discrepancy in `why`. */
-static int run_case(int op, dtype_t t, size_t n, size_t in_off, size_t out_off)
+static int run_case(enum op op, dtype_t t, size_t n, size_t in_off, size_t out_off)
 {
     size_t e = dtype_size(t), out_len = out_off + n + 1; /* one guard element after the output */
     float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *got = malloc(out_len * sizeof *got);
@@ -63,8 +68,9 @@ static int run_case(int op, dtype_t t, size_t n, size_t in_off, size_t out_off)
     cudaMemcpy(pb, bits, n * e, cudaMemcpyHostToDevice);
     cudaMemset(dout, 0xFF, out_len * e); /* NaN in every dtype */
 
-    if (op == 0) launch_gelu_tanh(t, pa, pout, n, 0);
-    else launch_mul(t, pa, pb, pout, n, 0);
+    if (op == OP_GELU) launch_gelu_tanh(t, pa, pout, n, 0);
+    else if (op == OP_MUL) launch_mul(t, pa, pb, pout, n, 0);
+    else launch_add(t, pa, pb, pout, n, 0);
     cudaError_t err = cudaDeviceSynchronize();
     if (err == cudaSuccess) err = cudaGetLastError();
     if (err == cudaSuccess) err = cudaMemcpy(raw, dout, out_len * e, cudaMemcpyDeviceToHost);
@@ -83,20 +89,23 @@ static int run_case(int op, dtype_t t, size_t n, size_t in_off, size_t out_off)
     }
     dtype_unpack(t, raw + out_off * e, got, n);
     for (size_t i = 0; !bad && i < n; i++) {
-        if (op == 0) {
+        if (op == OP_GELU) {
             double exact = ref_gelu_tanh(a[i]);
             if (!(fabs(got[i] - exact) <= gelu_tolerance(t, a[i], exact))) {
                 snprintf(why, sizeof why, "gelu(%.9g)[%zu] = %.9g, want %.9g", a[i], i, got[i], exact);
                 bad = 1;
             }
         } else {
-            /* the fp32 product of two values of the storage type is exact for bf16 and fp16, and
-             * fp32's own product is correctly rounded: one rounding, bit for bit the CPU's */
-            float want = (float)((double)a[i] * (double)b[i]);
+            /* the product or sum of two floats is exact in double (these magnitudes: 53 bits hold
+             * it), so rounding it to fp32 gives fp32's correctly rounded result, the kernel's; then
+             * one rounding to the storage type, the kernel's too: bit for bit */
+            double exact = op == OP_MUL ? (double)a[i] * (double)b[i] : (double)a[i] + (double)b[i];
+            float want = (float)exact;
             uint32_t want_bits;
             dtype_round_and_pack(t, &want, &want_bits, 1);
             if (!(got[i] == want)) {
-                snprintf(why, sizeof why, "%.9g * %.9g [%zu] = %.9g, want %.9g", a[i], b[i], i, got[i], want);
+                snprintf(why, sizeof why, "%.9g %c %.9g [%zu] = %.9g, want %.9g", a[i], op == OP_MUL ? '*' : '+',
+                         b[i], i, got[i], want);
                 bad = 1;
             }
         }
@@ -120,7 +129,7 @@ static const size_t lengths[] = {1, 7, 8, 9, 1023, (1u << 24) + 3};
 static const size_t offsets[][2] = {{1, 1}, {0, 1}, {1, 0}}; /* inputs, output: one element off */
 static const size_t misaligned_lengths[] = {9, 1023, 4099};
 
-static int all_cases(int op, dtype_t t)
+static int all_cases(enum op op, dtype_t t)
 {
     if (!have_gpu) SKIP(why);
     for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++)
@@ -131,12 +140,15 @@ static int all_cases(int op, dtype_t t)
     return 0;
 }
 
-static int test_gelu_bf16(void) { return all_cases(0, DTYPE_BF16); }
-static int test_gelu_fp16(void) { return all_cases(0, DTYPE_FP16); }
-static int test_gelu_fp32(void) { return all_cases(0, DTYPE_FP32); }
-static int test_mul_bf16(void) { return all_cases(1, DTYPE_BF16); }
-static int test_mul_fp16(void) { return all_cases(1, DTYPE_FP16); }
-static int test_mul_fp32(void) { return all_cases(1, DTYPE_FP32); }
+static int test_gelu_bf16(void) { return all_cases(OP_GELU, DTYPE_BF16); }
+static int test_gelu_fp16(void) { return all_cases(OP_GELU, DTYPE_FP16); }
+static int test_gelu_fp32(void) { return all_cases(OP_GELU, DTYPE_FP32); }
+static int test_mul_bf16(void) { return all_cases(OP_MUL, DTYPE_BF16); }
+static int test_mul_fp16(void) { return all_cases(OP_MUL, DTYPE_FP16); }
+static int test_mul_fp32(void) { return all_cases(OP_MUL, DTYPE_FP32); }
+static int test_add_bf16(void) { return all_cases(OP_ADD, DTYPE_BF16); }
+static int test_add_fp16(void) { return all_cases(OP_ADD, DTYPE_FP16); }
+static int test_add_fp32(void) { return all_cases(OP_ADD, DTYPE_FP32); }
 
 /* n = 0 launches nothing and raises no error. */
 static int test_empty(void)
@@ -144,6 +156,7 @@ static int test_empty(void)
     if (!have_gpu) SKIP(why);
     launch_gelu_tanh(DTYPE_BF16, NULL, NULL, 0, 0);
     launch_mul(DTYPE_BF16, NULL, NULL, NULL, 0, 0);
+    launch_add(DTYPE_BF16, NULL, NULL, NULL, 0, 0);
     EXPECT(cudaDeviceSynchronize() == cudaSuccess && cudaGetLastError() == cudaSuccess, "no error");
     return 0;
 }
@@ -161,6 +174,9 @@ int main(void)
     TEST_RUN(test_mul_bf16);
     TEST_RUN(test_mul_fp16);
     TEST_RUN(test_mul_fp32);
+    TEST_RUN(test_add_bf16);
+    TEST_RUN(test_add_fp16);
+    TEST_RUN(test_add_fp32);
     TEST_RUN(test_empty);
     TEST_EXIT();
 }

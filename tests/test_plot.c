@@ -57,6 +57,13 @@ static int test_crossover_plot(void)
                                      "512,15,9,15,30,1e-3\n2048,14,40,40,400,1e-3\n8192,16,1500,1550,700,1e-3\n");
 }
 
+static int test_clocks_plot(void)
+{
+    if (!have_gnuplot()) SKIP("gnuplot not installed");
+    return plot_case("clocks.gp", "t_ms,sm_mhz,power_w,temp_c\n0.000,1980,350.000,40\n2.100,1980,nan,41\n"
+                                  "4.200,1755,700.000,55\n6.300,nan,690.000,nan\n8.400,1770,695.000,56\n");
+}
+
 static int test_without_gnuplot(void)
 {
     /* in a child with an empty PATH: the answer is cached per process */
@@ -90,6 +97,7 @@ int main(void)
     if (!mkdtemp(dir)) return 1;
     TEST_RUN(test_steps_plot);
     TEST_RUN(test_crossover_plot);
+    TEST_RUN(test_clocks_plot);
     TEST_RUN(test_without_gnuplot);
     TEST_RUN(test_refuses_quotes);
     char cmd[64];
