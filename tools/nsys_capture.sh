@@ -28,7 +28,7 @@ cd "$repo" || exit 1
 
 die() { echo "nsys_capture: error: $*" >&2; exit 1; }
 
-cold=0 record_only=0 import= suffix= trace=cuda,nvtx,cublas
+cold=0 record_only=0 import='' suffix='' trace=cuda,nvtx,cublas
 while [ $# -gt 0 ]; do
     case $1 in
     --cold) cold=1 ;;

@@ -13,7 +13,7 @@ out=${OUT:-$repo/nsys-out}
 mkdir -p "$out"
 t0=$SECONDS
 main() {
-budget=${NSYS_BUDGET_S:-330} # recording stops being started past this many seconds
+budget=${NSYS_BUDGET_S:-200} # recording stops being started past this many seconds
 say() { printf '\n==== [%3ds] %s\n' $((SECONDS - t0)) "$*"; }
 
 say "machine"
