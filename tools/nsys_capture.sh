@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# tools/nsys_capture.sh [OPTIONS] STAGE [FLAGS...]
+#   Records one run of bin/STAGE under Nsight Systems, from cudaProfilerStart to cudaProfilerStop
+#   (the active steps), and summarises it:
+#     traces/STAGE/<tag>.nsys-rep    the report: open it in the Nsight Systems GUI
+#     traces/STAGE/<tag>.nsys.txt    nsys stats: NVTX ranges, CUDA API calls, GPU kernels, GPU trace
+#     traces/STAGE/<tag>.sqlite      the export nsys stats reads (tests/test_nsys_capture.sh too)
+#   <tag> is the name the stage gives its own outputs for the same flags (e.g. 4096_bf16_cold_eager),
+#   so the report sits next to our .json trace and .txt table of the same run.
+# Options:
+#   --cold          capture from step 0, the cold one: adds --wait 0 --warmup-steps 0, so every
+#                   step is active and cudaProfilerStart runs before step 0 (by default step 0 is
+#                   a wait step, run before the capture starts)
+#   --record-only   record, and stop there: keep the raw .qdstrm when this nsys has no importer
+#                   (import it on another machine with `tools/nsys_capture.sh --import FILE`)
+#   --import FILE   turn a recorded .qdstrm into a .nsys-rep next to it, then summarise it
+#   --suffix S      append S to the tag (to keep the captures of two nsys versions apart)
+#   --trace LIST    what nsys traces (default cuda,nvtx,cublas)
+# Environment: NSYS (default: nsys on PATH, else the one tools/nsys_host.sh unpacked),
+#   QDSTRM_IMPORTER (default: the importer of that nsys's own install).
+# The stage runs with --no-trace: our own CUPTI trace cannot run under nsys, which owns CUPTI
+# (the stage would notice and skip it anyway); ./run STAGE FLAGS writes it in a run of its own.
+# The stage's own outputs under nsys (timed under a tool, so not measurements) go to a scratch
+# directory and are dropped.
+set -uo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo" || exit 1
+
+die() { echo "nsys_capture: error: $*" >&2; exit 1; }
+
+cold=0 record_only=0 import='' suffix='' trace=cuda,nvtx,cublas
+while [ $# -gt 0 ]; do
+    case $1 in
+    --cold) cold=1 ;;
+    --record-only) record_only=1 ;;
+    --import) [ $# -ge 2 ] || die "--import needs a .qdstrm file"; import=$2; shift ;;
+    --suffix) [ $# -ge 2 ] || die "--suffix needs a value"; suffix=$2; shift ;;
+    --trace) [ $# -ge 2 ] || die "--trace needs a list"; trace=$2; shift ;;
+    -h|--help) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -*) die "unknown option '$1' (see --help)" ;;
+    *) break ;;
+    esac
+    shift
+done
+
+nsys=${NSYS:-$(command -v nsys || true)}
+[ -n "$nsys" ] || nsys=$repo/.nsys/host/bin/nsys
+[ -x "$nsys" ] || die "no nsys: put it on PATH, set NSYS=..., or run tools/nsys_host.sh"
+
+# The importer ships with the host side of an install, next to the recorder's directory.
+importer() {
+    if [ -n "${QDSTRM_IMPORTER:-}" ]; then echo "$QDSTRM_IMPORTER"; return; fi
+    local d; d=$(dirname "$(readlink -f "$nsys")")
+    for c in "$d/../host-linux-x64/QdstrmImporter" "$d/QdstrmImporter"; do
+        [ -x "$c" ] && { echo "$c"; return; }
+    done
+}
+
+# Report names changed in nsys 2023.x (nvtxppsum -> nvtx_sum, ...); use what this nsys knows.
+reports() {
+    local known; known=$("$nsys" stats --help-reports 2>/dev/null)
+    local out=() pair
+    for pair in nvtx_sum:nvtxppsum cuda_api_sum:cudaapisum cuda_gpu_kern_sum:gpukernsum cuda_gpu_trace:gputrace; do
+        local new=${pair%%:*} old=${pair##*:}
+        if grep -qw "$new" <<<"$known"; then out+=("$new"); elif grep -qw "$old" <<<"$known"; then out+=("$old"); fi
+    done
+    local IFS=,; echo "${out[*]}"
+}
+
+summarise() { # REP: writes REP's .nsys.txt (and the .sqlite beside it)
+    local rep=$1 base=${1%.nsys-rep} list
+    list=$(reports)
+    [ -n "$list" ] || die "$nsys stats knows none of the reports wanted"
+    { echo "# $("$nsys" --version 2>/dev/null)"
+      "$nsys" stats --force-export=true -r "$list" -f column "$rep" 2>&1; } >"$base.nsys.txt"
+    echo "nsys_capture: $base.nsys.txt"
+}
+
+import_qdstrm() { # QDSTRM: its .nsys-rep beside it, then the summary
+    local q=$1 imp; imp=$(importer)
+    [ -n "$imp" ] || die "no QdstrmImporter beside $nsys (set QDSTRM_IMPORTER=..., or use tools/nsys_host.sh's)"
+    "$imp" -f -i "$q" -o "${q%.qdstrm}.nsys-rep" >/dev/null || die "$imp could not import $q"
+    echo "nsys_capture: ${q%.qdstrm}.nsys-rep"
+    summarise "${q%.qdstrm}.nsys-rep"
+}
+
+if [ -n "$import" ]; then
+    [ -f "$import" ] || die "$import: no such file"
+    case $import in
+    *.qdstrm) import_qdstrm "$import" ;;
+    *.nsys-rep) summarise "$import" ;;
+    *) die "$import: not a .qdstrm or .nsys-rep" ;;
+    esac
+    exit 0
+fi
+
+[ $# -ge 1 ] || die "usage: tools/nsys_capture.sh [--cold] [--record-only] STAGE [FLAGS...]"
+stage=${1%/}; shift
+[ -f "$stage/main.c" ] || die "unknown stage '$stage'"
+if [ ! -x "bin/$stage" ]; then
+    make --no-print-directory -s "$stage" >/dev/null || die "building $stage failed (make $stage shows why)"
+fi
+flags=("$@")
+[ "$cold" = 1 ] && flags+=(--wait 0 --warmup-steps 0)
+
+scratch=$(mktemp -d) || exit 1
+trap 'rm -rf "$scratch"' EXIT
+echo "nsys_capture: $("$nsys" --version)"
+echo "+ nsys profile -t $trace --capture-range=cudaProfilerApi --capture-range-end=stop bin/$stage ${flags[*]} --no-trace --no-plot"
+"$nsys" profile -t "$trace" --capture-range=cudaProfilerApi --capture-range-end=stop \
+    -s none --cpuctxsw=none -f true -o "$scratch/capture" \
+    "bin/$stage" "${flags[@]}" --no-trace --no-plot --out "$scratch/out" 2>&1 | tee "$scratch/log"
+rc=${PIPESTATUS[0]}
+[ "$rc" -eq 0 ] || { echo "nsys_capture: nsys profile exit status $rc" >&2; exit "$rc"; }
+
+csv=$(ls "$scratch/out"/*.csv 2>/dev/null | head -n 1)
+[ -n "$csv" ] || die "the stage wrote no .csv under nsys, so its run's tag is unknown"
+tag=$(basename "$csv" .csv)$suffix
+dir=traces/$stage
+mkdir -p "$dir"
+cp "$scratch/log" "$dir/$tag.nsys.log"
+if [ -f "$scratch/capture.nsys-rep" ]; then
+    mv "$scratch/capture.nsys-rep" "$dir/$tag.nsys-rep"
+    echo "nsys_capture: $dir/$tag.nsys-rep"
+    [ "$record_only" = 1 ] || summarise "$dir/$tag.nsys-rep"
+elif [ -f "$scratch/capture.qdstrm" ]; then
+    mv "$scratch/capture.qdstrm" "$dir/$tag.qdstrm"
+    echo "nsys_capture: $dir/$tag.qdstrm (not imported: this nsys has no importer)"
+    [ "$record_only" = 1 ] || import_qdstrm "$dir/$tag.qdstrm"
+else
+    die "nsys wrote neither a .nsys-rep nor a .qdstrm (see $dir/$tag.nsys.log)"
+fi

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# tools/nsys_h200.sh: on a GPU machine, records every stage at the chapters' shapes under each
+# Nsight Systems recorder it finds, and our own CUPTI trace of the same runs, then packs it all
+# for a machine with the importer (tools/nsys_capture.sh --import):
+#   recorder "nsys2025": an nsys already installed (PATH, the CUDA toolkit, Nsight Compute's copy)
+#   recorder "nsys2023": the recorder tools/nsys_host.sh --target-pack packed under .nsys/target/
+# Outputs under $OUT (default ./nsys-out): log.txt, and traces.tar.xz.NN (15 MiB parts; join
+# them with `cat traces.tar.xz.* | tar -xJf -`). Every failure prints the recorder's own error.
+set -uo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo" || exit 1
+out=${OUT:-$repo/nsys-out}
+mkdir -p "$out"
+t0=$SECONDS
+main() {
+budget=${NSYS_BUDGET_S:-200} # recording stops being started past this many seconds
+say() { printf '\n==== [%3ds] %s\n' $((SECONDS - t0)) "$*"; }
+
+say "machine"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -n 2
+nvcc --version 2>/dev/null | tail -n 1
+
+declare -A rec
+for c in "${NSYS_2025:-}" "$(command -v nsys 2>/dev/null)" /usr/local/cuda*/bin/nsys \
+         /usr/local/cuda*/nsight-compute*/host/target-linux-x64/nsys \
+         /opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys /opt/nvidia/nsight-systems/*/bin/nsys; do
+    [ -n "$c" ] && [ -x "$c" ] && { rec[nsys2025]=$c; break; }
+done
+pack=$(ls .nsys/target/nsys-target-*.tar.xz 2>/dev/null | head -n 1)
+if [ -n "$pack" ]; then
+    dest=$(mktemp -d)
+    if tar -C "$dest" -xJf "$pack" 2>&1 ||
+       python3 -c 'import sys,tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$pack" "$dest"; then
+        rec[nsys2023]=$dest/target-linux-x64/nsys
+    fi
+else
+    echo "no recorder pack under .nsys/target/ (tools/nsys_host.sh --target-pack makes it)"
+fi
+for r in nsys2025 nsys2023; do
+    if [ -n "${rec[$r]:-}" ]; then
+        echo "$r: ${rec[$r]}: $("${rec[$r]}" --version 2>&1)"
+        "${rec[$r]}" status -e 2>&1 | sed "s/^/  $r status: /"
+    else
+        echo "$r: not found"
+    fi
+done
+
+say "build"
+make -j"$(nproc)" --no-print-directory -s 01_matmul_add 02_linear 03_simple_mlp 04_fused_mlp >/dev/null ||
+    { echo "build failed"; exit 1; }
+
+runs=(
+    "01_matmul_add --size 64"
+    "01_matmul_add --size 4096"
+    "02_linear"
+    "03_simple_mlp"
+    "03_simple_mlp --batch 1 --seq 8"
+    "04_fused_mlp --batch 1 --seq 8 --variant eager"
+    "04_fused_mlp --batch 1 --seq 8 --variant epilogue"
+    "04_fused_mlp --batch 1 --seq 8 --variant graph"
+    "04_fused_mlp --batch 1 --seq 8 --variant decode"
+)
+declare -A broken
+capture() { # RECORDER EXTRA... -- STAGE FLAGS...
+    local r=$1; shift
+    [ -n "${rec[$r]:-}" ] || return 0
+    if [ -n "${broken[$r]:-}" ]; then echo "$r: skipped (failed before)"; return 0; fi
+    if [ $((SECONDS - t0)) -gt "$budget" ]; then echo "$r: skipped (past ${budget}s)"; return 0; fi
+    if ! NSYS=${rec[$r]} timeout 90 tools/nsys_capture.sh --record-only --suffix ".$r" "$@"; then
+        echo "$r: FAILED with -t cuda,nvtx,cublas; again with -t cuda,nvtx"
+        NSYS=${rec[$r]} timeout 90 tools/nsys_capture.sh --record-only --suffix ".$r" --trace cuda,nvtx "$@" ||
+            { echo "$r: FAILED again; no further captures with it"; broken[$r]=1; }
+    fi
+}
+for run in "${runs[@]}"; do
+    read -r -a argv <<<"$run"
+    say "${argv[*]}: plain run with our CUPTI trace"
+    timeout 120 "bin/${argv[0]}" "${argv[@]:1}" --no-plot --no-check | tail -n 25
+    for r in nsys2025 nsys2023; do
+        say "${argv[*]}: $r"
+        capture "$r" "${argv[@]}" --no-check
+    done
+done
+for r in nsys2025 nsys2023; do
+    say "03_simple_mlp --batch 1 --seq 8 --cold: $r (step 0 inside the capture)"
+    capture "$r" --cold --suffix ".$r.cold" 03_simple_mlp --batch 1 --seq 8 --no-check
+done
+
+say "pack"
+find traces -type f \( -name '*.png' -o -name '*.svg' -o -name '*.dat' \) -delete
+du -ah traces | sort -h | tail -n 12
+tar -cf - traces | xz -T0 -3 | split -b 15M -d - "$out/traces.tar.xz."
+ls -l "$out"
+say "done"
+}
+main 2>&1 | tee "$out/log.txt"
