@@ -134,6 +134,8 @@ def steady_us(torch, fn, x, tokens):
 
 def run_torch(torch, args, inputs):
     """{tokens: {column: value}} for eager and both compiled settings."""
+    import torch._dynamo.utils  # noqa: F401 (torch does not import it until asked)
+
     dt = common.torch_dtype(torch, args.dtype)
     torch.manual_seed(args.seed)
     model = geglu_mlp(torch, args.dim, args.hidden, dt)
