@@ -25,6 +25,24 @@ LAUNCHES = {
 }
 
 
+def geglu_mlp(torch, dim, hidden, dt):
+    """The articles' GeGLU MLP as an nn.Module on the GPU (three bias-free nn.Linear layers)."""
+    F = torch.nn.functional
+
+    class GeGLU(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            kw = dict(bias=False, device="cuda", dtype=dt)
+            self.gate_proj = torch.nn.Linear(dim, hidden, **kw)
+            self.up_proj = torch.nn.Linear(dim, hidden, **kw)
+            self.down_proj = torch.nn.Linear(hidden, dim, **kw)
+
+        def forward(self, x):
+            return self.down_proj(F.gelu(self.gate_proj(x), approximate="tanh") * self.up_proj(x))
+
+    return GeGLU()
+
+
 def main():
     p = common.parser("<stage>", "mlp.py", "the GeGLU MLP in PyTorch, as 03_simple_mlp and 04_fused_mlp run it")
     p.add_argument("--stage", choices=("03_simple_mlp", "04_fused_mlp"), default="03_simple_mlp",
@@ -44,21 +62,8 @@ def main():
 
     def make_forward(torch, variant):
         dt = common.torch_dtype(torch, args.dtype)
-        F = torch.nn.functional
-
-        class GeGLU(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                kw = dict(bias=False, device="cuda", dtype=dt)
-                self.gate_proj = torch.nn.Linear(args.dim, args.hidden, **kw)
-                self.up_proj = torch.nn.Linear(args.dim, args.hidden, **kw)
-                self.down_proj = torch.nn.Linear(args.hidden, args.dim, **kw)
-
-            def forward(self, x):
-                return self.down_proj(F.gelu(self.gate_proj(x), approximate="tanh") * self.up_proj(x))
-
         torch.manual_seed(args.seed)  # nn.Linear's init: uniform in +-1/sqrt(fan_in)
-        model = GeGLU()
+        model = geglu_mlp(torch, args.dim, args.hidden, dt)
         want = {"x": (tokens, args.dim), "wg": (args.hidden, args.dim), "wu": (args.hidden, args.dim),
                 "wd": (args.dim, args.hidden)}
         if args.load:

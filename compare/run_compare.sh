@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # compare/run_compare.sh STAGE [FLAGS...] [--torch-variant eager|compile|all]
+# compare/run_compare.sh shapes [FLAGS...]      compare/shapes.py: our fused GeGLU across token
+#                                               counts next to torch.compile recompiling per shape
 #   compare/run_compare.sh 01_matmul_add --size 4096
 #   compare/run_compare.sh 03_simple_mlp --batch 1 --seq 8          the decode shape
 #   compare/run_compare.sh 04_fused_mlp --variant all --torch-variant compile
@@ -18,11 +20,15 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
 stage=${1:-}
+if [ "$stage" = shapes ]; then
+    shift
+    exec python3 compare/shapes.py "$@"
+fi
 case "${stage%/}" in
     01_matmul_add) script=matmul_add.py; extra=() ;;
     02_linear) script=linear.py; extra=() ;;
     03_simple_mlp | 04_fused_mlp) script=mlp.py; extra=(--stage "${stage%/}") ;;
-    *) echo "compare: unknown stage '$stage' (01_matmul_add, 02_linear, 03_simple_mlp, 04_fused_mlp)" >&2
+    *) echo "compare: unknown stage '$stage' (01_matmul_add, 02_linear, 03_simple_mlp, 04_fused_mlp, or shapes)" >&2
        exit 1 ;;
 esac
 stage=${stage%/}

@@ -35,6 +35,24 @@ one_case() {  # one_case ID STAGE ARGS...: one PASS/FAIL/SKIP line
     fi
 }
 
+# compare/shapes.py at small widths: ours across token counts next to torch.compile recompiling.
+# The CSV must hold one row per token count, every compiled output having matched eager's.
+shapes_case() {
+    local label="compare shapes $*" log="$tmp/shapes.log" csv="$tmp/shapes/shapes_64x256_bf16.csv" rows
+    compare/run_compare.sh shapes "$@" --out "$tmp/shapes" --no-plot >"$log" 2>&1
+    local rc=$?
+    rows=$(tail -n +2 "$csv" 2>/dev/null | grep -c .)
+    if [ "$rc" -eq 2 ]; then
+        echo "SKIP $label: $(grep -m1 -E 'waived|required' "$log")"
+    elif [ "$rc" -ne 0 ]; then
+        echo "FAIL $label: exit $rc"$'\n'"$(grep -E "compare|error" "$log" | head -5 | sed 's/^/  /')"
+    elif [ "$rows" -ne 3 ] || ! grep -q "^first calls in all" "$log"; then
+        echo "FAIL $label: $rows rows in $(basename "$csv"), expected 3, and the table's summary line"
+    else
+        echo "PASS $label (3 token counts, compiled outputs agree with eager)"
+    fi
+}
+
 n=0
 case_() {
     local stage=$1
@@ -52,6 +70,9 @@ case_() {
 make --no-print-directory -s $(for s in 0*/; do [ -f "$s/main.c" ] && echo "${s%/}"; done) >/dev/null 2>&1
 
 # The slowest first (torch.compile compiles for tens of seconds), so the cases end close together.
+if [ -x bin/04_fused_mlp ]; then
+    shapes_case --tokens 1,8,64 --dim 64 --hidden 256 &
+fi
 case_ 04_fused_mlp --variant all
 case_ 04_fused_mlp --batch 1 --seq 8 --variant all
 case_ 03_simple_mlp --batch 1 --seq 8
