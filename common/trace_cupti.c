@@ -2,7 +2,7 @@
  *
  * CUPTI hands us buffers of activity records (kernels, copies, memsets, runtime and driver API
  * calls, its own overhead) on a thread of its own; we keep the buffers and read them on the
- * caller's thread at trace_record_end, into the model of trace_json.c. Our CPU ranges are
+ * caller's thread at trace_record_end, into the model of trace_model.c. Our CPU ranges are
  * timed with cuptiGetTimestamp, so they share one clock with the records.
  */
 #define _GNU_SOURCE /* syscall(SYS_gettid), program_invocation_short_name, dl_iterate_phdr */

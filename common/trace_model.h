@@ -9,6 +9,9 @@
  *   trace_model_write()    writes <base>.json (PyTorch profiler schema) and <base>.txt (the
  *                          key_averages() table), each under a temporary name, then renamed.
  *
+ * trace_model.c builds it, trace_json.c writes the timeline and the files, trace_table.c prints
+ * the table.
+ *
  * All times are nanoseconds on one clock (CUPTI's); the JSON shows microseconds relative to
  * baseTimeNanoseconds, which is the start of the recording window.
  */
