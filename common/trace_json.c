@@ -83,11 +83,12 @@ static void write_cpu_events(event_writer *w, const trace_model *m)
         const cpu_event *e = &m->cpu[i];
         if (e->kind != CPU_RANGE)
             continue;
-        begin_event(w, "X", "cpu_op", e->name);
+        begin_event(w, "X", "user_annotation", e->name);
         write_lane(w, m->pid, e->tid);
         write_span(w, e->start_ns, e->end_ns);
-        fprintf(w->f, ", \"args\": {\"External id\": %d, \"Ev Idx\": %d}}", e->external_id,
-                event_index++);
+        fprintf(w->f,
+                ", \"args\": {\"External id\": %d, \"Record function id\": 0, \"Ev Idx\": %d}}",
+                e->external_id, event_index++);
     }
     for (size_t i = 0; i < m->n_cpu; i++) {
         const cpu_event *e = &m->cpu[i];
@@ -119,54 +120,56 @@ static const trace_device_props *device_props(const trace_model *m, uint32_t dev
     return NULL;
 }
 
-static int min_int(int a, int b) { return a < b ? a : b; }
-
-/* Theoretical blocks per SM from the block size, registers and shared memory (the limits the
- * CUDA occupancy calculator applies: registers allocated per warp in units of 256, 1 KB of
- * shared memory reserved per block since sm_80), capped by the blocks the grid gives each SM.
- * An estimate, as PyTorch's "est. achieved occupancy %" is. */
-static int estimated_occupancy_pct(const trace_gpu_activity *k, const trace_device_props *d)
+/* A float as Kineto prints one: the digits a float holds, and a decimal point even when whole
+ * ("1.0", "186.181824"), so that readers type the value as a float. */
+static void write_float(FILE *f, float value)
 {
-    long long threads = (long long)k->block[0] * k->block[1] * k->block[2];
-    if (threads <= 0 || d->warp_size <= 0 || d->num_sms <= 0 || d->max_threads_per_sm <= 0)
-        return 0;
-    int warps_per_block = (int)((threads + d->warp_size - 1) / d->warp_size);
-    int max_warps = d->max_threads_per_sm / d->warp_size;
-    int blocks = min_int(d->max_blocks_per_sm > 0 ? d->max_blocks_per_sm : 32,
-                         max_warps / warps_per_block);
-    if (k->registers_per_thread > 0) {
-        int regs_per_warp = (k->registers_per_thread * d->warp_size + 255) / 256 * 256;
-        blocks = min_int(blocks, d->regs_per_sm / regs_per_warp / warps_per_block);
-    }
-    int shared = k->static_shared + k->dynamic_shared;
-    if (shared > 0)
-        blocks = min_int(blocks, d->shared_mem_per_sm / (shared + 1024));
-    double grid_blocks_per_sm =
-        (double)k->grid[0] * k->grid[1] * k->grid[2] / d->num_sms;
-    double resident = grid_blocks_per_sm < blocks ? grid_blocks_per_sm : blocks;
-    return (int)(100.0 * resident * warps_per_block / max_warps + 0.5);
+    char text[32];
+    snprintf(text, sizeof text, "%.9g", (double)value);
+    fputs(text, f);
+    if (!strpbrk(text, ".en"))
+        fputs(".0", f);
 }
 
+/* Kineto's estimate: the blocks each SM gets from the grid, capped by the blocks the occupancy
+ * calculator says fit on one SM, times the threads per block, over the SM's thread limit; in
+ * single precision, and -1 (written as -99 %) when the calculator failed. */
+static float estimated_occupancy(const trace_gpu_activity *k, const trace_device_props *d,
+                                 float blocks_per_sm)
+{
+    if (k->occupancy_blocks_per_sm < 0 || d->max_threads_per_sm <= 0)
+        return -1.0f;
+    if ((float)k->occupancy_blocks_per_sm < blocks_per_sm)
+        blocks_per_sm = (float)k->occupancy_blocks_per_sm;
+    float threads = (float)k->block[0] * (float)k->block[1] * (float)k->block[2];
+    return blocks_per_sm * threads / (float)d->max_threads_per_sm;
+}
+
+/* The args Kineto writes for a kernel, in its order and with its types. */
 static void write_kernel_args(event_writer *w, const trace_model *m, const gpu_event *e)
 {
     const trace_gpu_activity *k = &e->rec;
     fprintf(w->f,
-            ", \"registers per thread\": %d, \"shared memory\": %d, \"grid\": [%d, %d, %d], "
-            "\"block\": [%d, %d, %d]",
-            k->registers_per_thread, k->static_shared + k->dynamic_shared, k->grid[0],
-            k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2]);
+            "\"queued\": %llu, \"device\": %u, \"context\": %u, \"stream\": %u, "
+            "\"correlation\": %u, \"registers per thread\": %d, \"shared memory\": %d",
+            (unsigned long long)(k->queued_ns / 1000), k->device, k->context, k->stream,
+            k->correlation, k->registers_per_thread, k->static_shared + k->dynamic_shared);
     const trace_device_props *d = device_props(m, k->device);
-    if (!d || d->num_sms <= 0 || d->warp_size <= 0)
-        return;
-    double blocks = (double)k->grid[0] * k->grid[1] * k->grid[2];
-    /* warps per block round up: a partial warp occupies a whole one */
-    int whole_warps = (k->block[0] * k->block[1] * k->block[2] + d->warp_size - 1) / d->warp_size;
-    double warps_per_block = whole_warps;
+    float blocks_per_sm = 0.0f, occupancy = -1.0f;
+    if (d && d->num_sms > 0) {
+        blocks_per_sm = (float)k->grid[0] * (float)k->grid[1] * (float)k->grid[2] / (float)d->num_sms;
+        occupancy = estimated_occupancy(k, d, blocks_per_sm);
+    }
+    float threads = (float)k->block[0] * (float)k->block[1] * (float)k->block[2];
+    fputs(", \"blocks per SM\": ", w->f);
+    write_float(w->f, blocks_per_sm);
+    fputs(", \"warps per SM\": ", w->f);
+    write_float(w->f, blocks_per_sm * threads / 32.0f);
     fprintf(w->f,
-            ", \"blocks per SM\": %.6g, \"warps per SM\": %.6g, "
+            ", \"grid\": [%d, %d, %d], \"block\": [%d, %d, %d], "
             "\"est. achieved occupancy %%\": %d",
-            blocks / d->num_sms, blocks * warps_per_block / d->num_sms,
-            estimated_occupancy_pct(k, d));
+            k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2],
+            (int)(0.5f + occupancy * 100.0f));
 }
 
 static const char *gpu_category(trace_gpu_kind kind)
@@ -190,11 +193,11 @@ static void write_gpu_events(event_writer *w, const trace_model *m)
         fputs(", \"args\": {", w->f);
         if (launch && launch->op >= 0)
             fprintf(w->f, "\"External id\": %d, ", m->cpu[launch->op].external_id);
-        fprintf(w->f, "\"device\": %u, \"context\": %u, \"stream\": %u, \"correlation\": %u",
-                a->device, a->context, a->stream, a->correlation);
         if (a->kind == TRACE_GPU_KERNEL) {
             write_kernel_args(w, m, e);
         } else {
+            fprintf(w->f, "\"device\": %u, \"context\": %u, \"stream\": %u, \"correlation\": %u",
+                    a->device, a->context, a->stream, a->correlation);
             uint64_t dur_ns = a->end_ns - a->start_ns;
             /* bytes per nanosecond is GB/s */
             fprintf(w->f, ", \"bytes\": %llu, \"memory bandwidth (GB/s)\": %.6g",
@@ -209,6 +212,20 @@ static void write_gpu_events(event_writer *w, const trace_model *m)
             write_us(w->f, (int64_t)(a->start_ns - w->base_ns));
             fputs(", \"bp\": \"e\"}", w->f);
         }
+    }
+}
+
+/* Kineto starts each one a nanosecond before its first GPU work and ends it a nanosecond after
+ * its last, so that viewers draw it around the kernels rather than beside them. */
+static void write_gpu_user_annotations(event_writer *w, const trace_model *m)
+{
+    for (size_t i = 0; i < m->n_ranges_on_streams; i++) {
+        const range_on_stream *r = &m->ranges_on_streams[i];
+        const cpu_event *range = &m->cpu[r->range];
+        begin_event(w, "X", "gpu_user_annotation", range->name);
+        write_lane(w, r->device, r->stream);
+        write_span(w, r->start_ns - 1, r->end_ns + 1);
+        fprintf(w->f, ", \"args\": {\"External id\": %d}}", range->external_id);
     }
 }
 
@@ -255,6 +272,16 @@ static bool seen_before_gpu_lane(const trace_model *m, size_t i, bool stream_too
     return false;
 }
 
+/* One process per GPU (pid = device), named after the program as Kineto names them. */
+static void write_gpu_process(event_writer *w, const trace_model *m, uint32_t device)
+{
+    char label[32];
+    snprintf(label, sizeof label, "GPU %u", device);
+    write_metadata(w, "process_name", device, 0, "name", m->process_name, 0);
+    write_metadata(w, "process_labels", device, 0, "labels", label, 0);
+    write_metadata(w, "process_sort_index", device, 0, "sort_index", NULL, 5000000LL + device);
+}
+
 /* Lane names and order as PyTorch writes them: the CPU process first, then one process per GPU
  * (pid = device) with one thread per stream (tid = stream). */
 static void write_lane_metadata(event_writer *w, const trace_model *m)
@@ -271,17 +298,15 @@ static void write_lane_metadata(event_writer *w, const trace_model *m)
         write_metadata(w, "thread_sort_index", m->pid, m->cpu[i].tid, "sort_index", NULL,
                        m->cpu[i].tid);
     }
+    for (size_t i = 0; i < m->n_devices; i++)
+        write_gpu_process(w, m, (uint32_t)m->devices[i].id);
     for (size_t i = 0; i < m->n_gpu; i++) {
         uint32_t device = m->gpu[i].rec.device, stream = m->gpu[i].rec.stream;
-        if (!seen_before_gpu_lane(m, i, false)) {
-            snprintf(label, sizeof label, "GPU %u", device);
-            write_metadata(w, "process_name", device, 0, "name", m->process_name, 0);
-            write_metadata(w, "process_labels", device, 0, "labels", label, 0);
-            write_metadata(w, "process_sort_index", device, 0, "sort_index", NULL,
-                           5000000LL + device);
-        }
+        if (!device_props(m, device) && !seen_before_gpu_lane(m, i, false))
+            write_gpu_process(w, m, device);
         if (!seen_before_gpu_lane(m, i, true)) {
-            snprintf(label, sizeof label, "stream %u", stream);
+            /* Kineto's stream lanes are named "stream <id> <name>", with an empty name */
+            snprintf(label, sizeof label, "stream %u ", stream);
             write_metadata(w, "thread_name", device, stream, "name", label, 0);
             write_metadata(w, "thread_sort_index", device, stream, "sort_index", NULL, stream);
         }
@@ -315,10 +340,40 @@ static const char *file_name_of(const char *path)
     return slash ? slash + 1 : path;
 }
 
+/* Kineto's trace_id: 32 hex digits naming one trace. Ours derive from the window's start and the
+ * process id (splitmix64 mixing), so two runs differ while one trace's rewrite does not. */
+static void write_trace_id(FILE *f, const trace_model *m)
+{
+    uint64_t x = m->base_ns ^ ((uint64_t)(uint32_t)m->pid << 32);
+    fputs("  \"trace_id\": \"", f);
+    for (int half = 0; half < 2; half++) {
+        x += 0x9E3779B97F4A7C15ull;
+        uint64_t z = x;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        fprintf(f, "%016llX", (unsigned long long)(z ^ (z >> 31)));
+    }
+    fputs("\",\n", f);
+}
+
+/* The end of the recording window, or of the last event without one. */
+static uint64_t window_end(const trace_model *m)
+{
+    if (m->has_window)
+        return m->window_end_ns;
+    uint64_t t = m->base_ns;
+    for (size_t i = 0; i < m->n_cpu; i++)
+        t = m->cpu[i].end_ns > t ? m->cpu[i].end_ns : t;
+    for (size_t i = 0; i < m->n_gpu; i++)
+        t = m->gpu[i].rec.end_ns > t ? m->gpu[i].rec.end_ns : t;
+    return t;
+}
+
 static void write_json(FILE *f, const trace_model *m, const char *path)
 {
     fputs("{\n  \"schemaVersion\": 1,\n", f);
     write_device_properties(f, m);
+    write_trace_id(f, m);
     fprintf(f,
             "  \"cupti_version\": %d,\n  \"cuda_driver_version\": %d,\n"
             "  \"cuda_runtime_version\": %d,\n  \"displayTimeUnit\": \"ms\",\n"
@@ -328,9 +383,13 @@ static void write_json(FILE *f, const trace_model *m, const char *path)
     event_writer w = {f, m->base_ns, true};
     write_cpu_events(&w, m);
     write_gpu_events(&w, m);
+    write_gpu_user_annotations(&w, m);
     write_overhead_events(&w, m);
     write_lane_metadata(&w, m);
-    fputs("\n  ],\n  \"traceName\": ", f);
+    fputs(",\n  {\"name\": \"Record Window End\", \"ph\": \"i\", \"s\": \"g\", \"pid\": \"\", "
+          "\"tid\": \"\", \"ts\": ", f);
+    write_us(f, (int64_t)(window_end(m) - m->base_ns));
+    fputs("}\n  ],\n  \"traceName\": ", f);
     write_string(f, file_name_of(path));
     fputs("\n}\n", f);
 }

@@ -69,6 +69,8 @@ void trace_model_free(trace_model *m)
     free(m->cpu);
     free(m->gpu);
     free(m->overhead);
+    free(m->hidden);
+    free(m->ranges_on_streams);
     free(m->devices);
     free(m->table);
     free(m->kernels);
@@ -150,6 +152,47 @@ int trace_model_add_gpu(trace_model *m, const trace_gpu_activity *activity)
     if (e->rec.end_ns < e->rec.start_ns)
         e->rec.end_ns = e->rec.start_ns;
     return 0;
+}
+
+int trace_model_add_hidden_span(trace_model *m, uint32_t tid, uint64_t start_ns, uint64_t end_ns)
+{
+    if (!RESERVE_ONE(m, hidden, n_hidden, cap_hidden))
+        return lost(m);
+    m->hidden[m->n_hidden++] = (hidden_span){tid, start_ns, end_ns};
+    return 0;
+}
+
+void trace_model_set_api_filter(trace_model *m, bool all)
+{
+    m->all_api_calls = all;
+}
+
+/* The calls torch.profiler's Kineto records by callback id: kernel and graph launches, the
+ * runtime's copy and memset family, synchronisations, stream waits, the driver's launches and
+ * virtual-memory allocation calls; of the rest of the runtime, event records and waits (Kineto
+ * drops only the noisiest calls, we keep those the chapters read). Plus allocations and
+ * cuKernelGetAttribute, the attribute queries cuBLASLt makes before each of its launches, which
+ * the chapters discuss. A name ending in '*' is a prefix. */
+static const char *const runtime_calls_kept[] = {
+    "cudaLaunch*", "cudaGraphLaunch", "cudaMemcpy*", "cudaMemset*", "cudaMalloc*", "cudaFree*",
+    "cudaHostAlloc", "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaStreamWaitEvent",
+    "cudaEventRecord*", "cudaEventSynchronize", NULL};
+static const char *const driver_calls_kept[] = {
+    "cuLaunch*", "cuGraphLaunch", "cuMemcpy*", "cuMemset*", "cuMemAlloc*", "cuMemFree*",
+    "cuMemCreate", "cuMemMap", "cuMemUnmap", "cuMemRelease", "cuCtxSynchronize",
+    "cuStreamSynchronize", "cuStreamWaitEvent", "cuEventRecord*", "cuEventSynchronize",
+    "cuKernelGetAttribute", NULL};
+
+bool trace_api_kept_by_default(trace_api_domain domain, const char *name)
+{
+    const char *const *kept = domain == TRACE_API_DRIVER ? driver_calls_kept : runtime_calls_kept;
+    for (; *kept; kept++) {
+        size_t len = strlen(*kept);
+        bool prefix = (*kept)[len - 1] == '*';
+        if (prefix ? strncmp(name, *kept, len - 1) == 0 : strcmp(name, *kept) == 0)
+            return true;
+    }
+    return false;
 }
 
 int trace_model_add_overhead(trace_model *m, const char *name, uint64_t start_ns,
@@ -264,6 +307,98 @@ static ptrdiff_t parent_op(const trace_model *m, ptrdiff_t op)
  * only if it ran inside the window. Then the launch's ranges get its GPU time: the innermost as
  * self CUDA, every enclosing one as CUDA total (PyTorch attributes kernels to the op, not to
  * the cudaLaunchKernel row, which shows no CUDA time). */
+static int compare_u32(const void *pa, const void *pb)
+{
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    return (a > b) - (a < b);
+}
+
+static bool contains_u32(const uint32_t *sorted, size_t n, uint32_t value)
+{
+    return bsearch(&value, sorted, n, sizeof value, compare_u32) != NULL;
+}
+
+static bool in_hidden_span(const trace_model *m, const cpu_event *e)
+{
+    for (size_t i = 0; i < m->n_hidden; i++)
+        if (m->hidden[i].tid == e->tid && m->hidden[i].start_ns <= e->start_ns &&
+            e->start_ns <= m->hidden[i].end_ns)
+            return true;
+    return false;
+}
+
+/* Drops the API calls of hidden spans and the GPU work they launched, then, unless every call
+ * is wanted, the calls that are neither kept by default nor launched GPU work. */
+static int filter_api_calls(trace_model *m)
+{
+    uint32_t *launched = malloc((m->n_gpu + 1) * sizeof *launched);
+    uint32_t *hidden = malloc((m->n_cpu + 1) * sizeof *hidden);
+    if (!launched || !hidden) {
+        free(launched);
+        free(hidden);
+        return -1;
+    }
+    size_t n_hidden = 0, kept = 0;
+    for (size_t i = 0; i < m->n_cpu; i++) {
+        cpu_event *e = &m->cpu[i];
+        if (e->kind != CPU_RANGE && in_hidden_span(m, e)) {
+            hidden[n_hidden++] = e->correlation;
+            free(e->name);
+        } else {
+            m->cpu[kept++] = *e;
+        }
+    }
+    m->n_cpu = kept;
+    qsort(hidden, n_hidden, sizeof *hidden, compare_u32);
+    size_t n_launched = 0;
+    kept = 0;
+    for (size_t i = 0; i < m->n_gpu; i++) {
+        if (contains_u32(hidden, n_hidden, m->gpu[i].rec.correlation)) {
+            free(m->gpu[i].name);
+            continue;
+        }
+        launched[n_launched++] = m->gpu[i].rec.correlation;
+        m->gpu[kept] = m->gpu[i];
+        m->gpu[kept].rec.name = m->gpu[kept].name;
+        kept++;
+    }
+    m->n_gpu = kept;
+    qsort(launched, n_launched, sizeof *launched, compare_u32);
+    kept = 0;
+    for (size_t i = 0; i < m->n_cpu; i++) {
+        cpu_event *e = &m->cpu[i];
+        trace_api_domain domain = e->kind == CPU_DRIVER ? TRACE_API_DRIVER : TRACE_API_RUNTIME;
+        if (e->kind == CPU_RANGE || m->all_api_calls || trace_api_kept_by_default(domain, e->name) ||
+            contains_u32(launched, n_launched, e->correlation))
+            m->cpu[kept++] = *e;
+        else
+            free(e->name);
+    }
+    m->n_cpu = kept;
+    free(launched);
+    free(hidden);
+    return 0;
+}
+
+/* Extends the mirror of range `range` on the stream of `e` to cover e; false when out of
+ * memory. */
+static bool extend_range_on_stream(trace_model *m, ptrdiff_t range, const gpu_event *e)
+{
+    for (size_t i = 0; i < m->n_ranges_on_streams; i++) {
+        range_on_stream *r = &m->ranges_on_streams[i];
+        if (r->range == range && r->device == e->rec.device && r->stream == e->rec.stream) {
+            r->start_ns = e->rec.start_ns < r->start_ns ? e->rec.start_ns : r->start_ns;
+            r->end_ns = e->rec.end_ns > r->end_ns ? e->rec.end_ns : r->end_ns;
+            return true;
+        }
+    }
+    if (!RESERVE_ONE(m, ranges_on_streams, n_ranges_on_streams, cap_ranges_on_streams))
+        return false;
+    m->ranges_on_streams[m->n_ranges_on_streams++] =
+        (range_on_stream){range, e->rec.device, e->rec.stream, e->rec.start_ns, e->rec.end_ns};
+    return true;
+}
+
 static int link_gpu_work(trace_model *m)
 {
     correlation_entry *by_correlation = malloc((m->n_cpu + 1) * sizeof *by_correlation);
@@ -302,8 +437,11 @@ static int link_gpu_work(trace_model *m)
         launch->launched_gpu_work = true;
         if (launch->op >= 0)
             m->cpu[launch->op].self_cuda_ns += dur;
-        for (ptrdiff_t op = launch->op; op >= 0; op = parent_op(m, op))
+        for (ptrdiff_t op = launch->op; op >= 0; op = parent_op(m, op)) {
             m->cpu[op].cuda_total_ns += dur;
+            if (!extend_range_on_stream(m, op, &m->gpu[i]))
+                return -1;
+        }
     }
     return 0;
 }
@@ -373,7 +511,9 @@ static int build_table(trace_model *m)
         const cpu_event *e = &m->cpu[i];
         double dur_us = (double)(e->end_ns - e->start_ns) / 1e3;
         double self_us = (double)(e->end_ns - e->start_ns - e->children_ns) / 1e3;
-        rows[i] = (trace_table_row){e->name, false, 1, self_us, dur_us,
+        const char *name = e->kind == CPU_RANGE && trace_is_step_range(e->name) ? STEP_TABLE_ROW
+                                                                                : e->name;
+        rows[i] = (trace_table_row){name, false, 1, self_us, dur_us,
                                     (double)e->self_cuda_ns / 1e3,
                                     (double)e->cuda_total_ns / 1e3};
         m->self_cpu_total_us += self_us;
@@ -457,7 +597,7 @@ static int build_kernel_rows(trace_model *m)
     return 0;
 }
 
-static bool is_step_range(const char *name)
+bool trace_is_step_range(const char *name)
 {
     return strncmp(name, STEP_RANGE_PREFIX, strlen(STEP_RANGE_PREFIX)) == 0;
 }
@@ -466,7 +606,7 @@ static bool is_step_range(const char *name)
 static ptrdiff_t user_op_of_launch(const trace_model *m, ptrdiff_t launch)
 {
     ptrdiff_t op = launch >= 0 ? m->cpu[launch].op : -1;
-    while (op >= 0 && is_step_range(m->cpu[op].name))
+    while (op >= 0 && trace_is_step_range(m->cpu[op].name))
         op = parent_op(m, op);
     return op;
 }
@@ -547,6 +687,10 @@ int trace_model_build(trace_model *m)
         fprintf(stderr, "trace: %zu records lost (out of memory); the trace is incomplete\n",
                 m->lost_records);
     drop_api_calls_outside_window(m);
+    if (filter_api_calls(m) != 0) {
+        fprintf(stderr, "trace: out of memory while building the trace\n");
+        return -1;
+    }
     clip_overhead(m);
     if (nest_cpu_events(m) != 0 || link_gpu_work(m) != 0 || build_table(m) != 0 ||
         build_kernel_rows(m) != 0 || build_kernel_ops(m) != 0) {

@@ -6,8 +6,10 @@
 
 #include "trace_model.h"
 
-/* The steps' ranges, "ProfilerStep#2", as torch.profiler names them. */
+/* The steps' ranges, "ProfilerStep#2", as torch.profiler names them; the table groups them in
+ * one row, as key_averages() does. */
 #define STEP_RANGE_PREFIX "ProfilerStep#"
+#define STEP_TABLE_ROW "ProfilerStep*"
 
 typedef enum { CPU_RANGE, CPU_RUNTIME, CPU_DRIVER } cpu_kind;
 
@@ -37,6 +39,20 @@ typedef struct {
     uint64_t start_ns, end_ns;
 } overhead_event;
 
+/* Where a thread ran calls that must not appear (the step timer's own). */
+typedef struct {
+    uint32_t tid;
+    uint64_t start_ns, end_ns;
+} hidden_span;
+
+/* A range's mirror on one GPU stream: from the first to the last GPU work launched inside the
+ * range on that stream, as Kineto's gpu_user_annotation. */
+typedef struct {
+    ptrdiff_t range; /* index of the range in cpu */
+    uint32_t device, stream;
+    uint64_t start_ns, end_ns;
+} range_on_stream;
+
 struct trace_model {
     char *process_name;
     int pid;
@@ -52,7 +68,10 @@ struct trace_model {
     size_t n_gpu, cap_gpu;
     overhead_event *overhead;
     size_t n_overhead, cap_overhead;
+    hidden_span *hidden;
+    size_t n_hidden, cap_hidden;
     size_t lost_records;
+    bool all_api_calls;
 
     /* set by build */
     bool built;
@@ -64,6 +83,10 @@ struct trace_model {
     size_t n_kernels;
     trace_op_kernel *kernel_ops;
     size_t n_kernel_ops;
+    range_on_stream *ranges_on_streams;
+    size_t n_ranges_on_streams, cap_ranges_on_streams;
 };
+
+bool trace_is_step_range(const char *name);
 
 #endif
