@@ -340,12 +340,12 @@ static int filter_api_calls(trace_model *m)
     }
     size_t n_hidden = 0, kept = 0;
     for (size_t i = 0; i < m->n_cpu; i++) {
-        cpu_event *e = &m->cpu[i];
-        if (e->kind != CPU_RANGE && in_hidden_span(m, e)) {
-            hidden[n_hidden++] = e->correlation;
-            free(e->name);
+        cpu_event e = m->cpu[i];
+        if (e.kind != CPU_RANGE && in_hidden_span(m, &e)) {
+            hidden[n_hidden++] = e.correlation;
+            free(e.name);
         } else {
-            m->cpu[kept++] = *e;
+            m->cpu[kept++] = e;
         }
     }
     m->n_cpu = kept;
@@ -353,26 +353,26 @@ static int filter_api_calls(trace_model *m)
     size_t n_launched = 0;
     kept = 0;
     for (size_t i = 0; i < m->n_gpu; i++) {
-        if (contains_u32(hidden, n_hidden, m->gpu[i].rec.correlation)) {
-            free(m->gpu[i].name);
+        gpu_event g = m->gpu[i];
+        if (contains_u32(hidden, n_hidden, g.rec.correlation)) {
+            free(g.name);
             continue;
         }
-        launched[n_launched++] = m->gpu[i].rec.correlation;
-        m->gpu[kept] = m->gpu[i];
-        m->gpu[kept].rec.name = m->gpu[kept].name;
-        kept++;
+        launched[n_launched++] = g.rec.correlation;
+        g.rec.name = g.name;
+        m->gpu[kept++] = g;
     }
     m->n_gpu = kept;
     qsort(launched, n_launched, sizeof *launched, compare_u32);
     kept = 0;
     for (size_t i = 0; i < m->n_cpu; i++) {
-        cpu_event *e = &m->cpu[i];
-        trace_api_domain domain = e->kind == CPU_DRIVER ? TRACE_API_DRIVER : TRACE_API_RUNTIME;
-        if (e->kind == CPU_RANGE || m->all_api_calls || trace_api_kept_by_default(domain, e->name) ||
-            contains_u32(launched, n_launched, e->correlation))
-            m->cpu[kept++] = *e;
+        cpu_event e = m->cpu[i];
+        trace_api_domain domain = e.kind == CPU_DRIVER ? TRACE_API_DRIVER : TRACE_API_RUNTIME;
+        if (e.kind == CPU_RANGE || m->all_api_calls || trace_api_kept_by_default(domain, e.name) ||
+            contains_u32(launched, n_launched, e.correlation))
+            m->cpu[kept++] = e;
         else
-            free(e->name);
+            free(e.name);
     }
     m->n_cpu = kept;
     free(launched);

@@ -5,9 +5,9 @@ Usage: tests/check_trace_json.py TRACE.json [options]
 
 Checked always: the top-level keys (schemaVersion, deviceProperties, baseTimeNanoseconds,
 traceEvents, traceName); no event ends before it starts; the CPU lane's slices (ranges as
-user_annotation or cpu_op, cuda_runtime, cuda_driver) nest on each thread; the args PyTorch writes on kernels, copies and
-memsets; every 'f' flow has exactly one 's' with its id, at a launch call with that correlation,
-no later than the GPU work; every GPU activity has a flow from its launch; every 's' has an 'f'
+user_annotation or cpu_op, cuda_runtime, cuda_driver) nest on each thread; the args PyTorch
+writes on kernels, copies and memsets; every 'f' flow has exactly one 's' with its id, at a
+launch call with that correlation, no later than the GPU work; every GPU activity has a flow from its launch; every 's' has an 'f'
 (unless --allow-unmatched-starts: PyTorch itself writes flows from cudaDeviceSynchronize);
 "External id" of GPU work matches that of its launch; each gpu_user_annotation mirrors a range
 of the same name and External id; lanes have names.
