@@ -375,10 +375,10 @@ static void write_json(FILE *f, const trace_model *m, const char *path)
     write_device_properties(f, m);
     write_trace_id(f, m);
     fprintf(f,
-            "  \"cupti_version\": %d,\n  \"cuda_driver_version\": %d,\n"
-            "  \"cuda_runtime_version\": %d,\n  \"displayTimeUnit\": \"ms\",\n"
+            "  \"cuda_driver_version\": %d,\n  \"cuda_runtime_version\": %d,\n"
+            "  \"cupti_version\": %d,\n  \"displayTimeUnit\": \"ms\",\n"
             "  \"baseTimeNanoseconds\": %llu,\n  \"traceEvents\": [",
-            m->cupti_version, m->driver_version, m->runtime_version,
+            m->driver_version, m->runtime_version, m->cupti_version,
             (unsigned long long)m->base_ns);
     event_writer w = {f, m->base_ns, true};
     write_cpu_events(&w, m);
