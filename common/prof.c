@@ -116,11 +116,12 @@ void prof_step_begin(prof_run *r, int step)
         if (r->traced) trace_record_begin();
     }
     char label[32];
-    snprintf(label, sizeof label, "ProfileStep#%d", step);
+    snprintf(label, sizeof label, "ProfilerStep#%d", step);
     prof_range_push(label);
 
     /* Under a tool launches are serialised: the gate would wait out its timeout every step. */
     r->gated[step] = !r->traced && step > 0 && !prof_under_tool();
+    trace_hide_begin(); /* the step timer's own calls stay out of the trace */
     if (r->gated[step]) {
         *r->gate_release = 0;
         *r->gate_timed_out = 0;
@@ -131,12 +132,14 @@ void prof_step_begin(prof_run *r, int step)
         LAUNCH_CHECK();
     }
     CUDA_CHECK(cudaEventRecord(r->ev_start[step], r->stream));
+    trace_hide_end();
     r->host_t0 = prof_now_us();
 }
 
 void prof_step_end(prof_run *r, int step)
 {
     r->cpu_us[step] = prof_now_us() - r->host_t0;
+    trace_hide_begin();
     CUDA_CHECK(cudaEventRecord(r->ev_stop[step], r->stream));
     if (r->gated[step]) {
         __atomic_store_n(r->gate_release, 1, __ATOMIC_SEQ_CST);
@@ -146,6 +149,7 @@ void prof_step_end(prof_run *r, int step)
     float ms = 0.0f;
     CUDA_CHECK(cudaEventElapsedTime(&ms, r->ev_start[step], r->ev_stop[step]));
     r->gpu_us[step] = (double)ms * 1e3;
+    trace_hide_end();
     prof_range_pop();
 
     if (step == r->n_steps - 1) {

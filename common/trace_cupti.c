@@ -2,14 +2,16 @@
  *
  * CUPTI hands us buffers of activity records (kernels, copies, memsets, runtime and driver API
  * calls, its own overhead) on a thread of its own; we keep the buffers and read them on the
- * caller's thread at trace_record_end, into the model of trace_json.c. Our CPU ranges are
+ * caller's thread at trace_record_end, into the model of trace_model.c. Our CPU ranges are
  * timed with cuptiGetTimestamp, so they share one clock with the records.
  */
 #define _GNU_SOURCE /* syscall(SYS_gettid), program_invocation_short_name, dl_iterate_phdr */
 
 #include "trace.h"
 #include "trace_model.h"
+#include "trace_occupancy.h"
 
+#include <cuda.h>
 #include <cuda_runtime.h>
 #include <cupti.h>
 
@@ -39,6 +41,23 @@ static const CUpti_ActivityKind traced_kinds[] = {
 };
 enum { N_TRACED_KINDS = sizeof traced_kinds / sizeof traced_kinds[0] };
 
+/* The newest record version of each kind that the toolkit's CUPTI writes, which is the one it
+ * hands us. Every field read below exists in each of them. */
+#if CUDA_VERSION >= 13000
+typedef CUpti_ActivityKernel10 kernel_record;
+#else
+typedef CUpti_ActivityKernel9 kernel_record; /* CUDA 12.0 to 12.9 */
+#endif
+#if CUDA_VERSION >= 12080
+typedef CUpti_ActivityMemcpy6 memcpy_record;
+#else
+typedef CUpti_ActivityMemcpy5 memcpy_record; /* CUDA 12.0 to 12.7 */
+#endif
+typedef CUpti_ActivityMemset4 memset_record; /* CUDA 12.0 on */
+/* overheadKind, start and end sit at the same offsets in every version of the overhead record,
+ * and the first version exists in every toolkit. */
+typedef CUpti_ActivityOverhead overhead_record;
+
 typedef struct completed_buffer {
     struct completed_buffer *next;
     uint8_t *data;
@@ -59,6 +78,9 @@ static struct {
     uint64_t begin_ns;
     open_range ranges[MAX_RANGE_DEPTH];
     int depth;
+    bool all_api_calls;
+    uint64_t hidden_since_ns;
+    int hidden_depth;
     /* Written by CUPTI's thread in buffer_completed, read by ours. */
     pthread_mutex_t lock;
     completed_buffer *completed;
@@ -154,8 +176,12 @@ static const char *overhead_name(CUpti_ActivityOverheadKind kind)
         return "Runtime Triggered Module Loading";
     case CUPTI_ACTIVITY_OVERHEAD_LAZY_FUNCTION_LOADING: return "Lazy Function Loading";
     case CUPTI_ACTIVITY_OVERHEAD_COMMAND_BUFFER_FULL: return "Command Buffer Full";
+#if CUDA_VERSION >= 12060
     case CUPTI_ACTIVITY_OVERHEAD_ACTIVITY_BUFFER_REQUEST: return "Activity Buffer Request";
+#endif
+#if CUDA_VERSION >= 12080
     case CUPTI_ACTIVITY_OVERHEAD_UVM_ACTIVITY_INIT: return "UVM Activity Init";
+#endif
     default: return "Unknown";
     }
 }
@@ -189,19 +215,24 @@ static void add_api_record(const CUpti_ActivityAPI *r)
     trace_model_add_api(tracer.model, &call);
 }
 
-static void add_kernel_record(const CUpti_ActivityKernel10 *r)
+static void add_kernel_record(const kernel_record *r)
 {
+    int threads = (int)(r->blockX * r->blockY * r->blockZ);
     trace_gpu_activity kernel = {
         .kind = TRACE_GPU_KERNEL, .name = r->name ? r->name : "unnamed kernel",
         .start_ns = r->start, .end_ns = r->end, .device = r->deviceId,
         .context = r->contextId, .stream = r->streamId, .correlation = r->correlationId,
         .grid = {r->gridX, r->gridY, r->gridZ}, .block = {r->blockX, r->blockY, r->blockZ},
         .registers_per_thread = r->registersPerThread,
-        .static_shared = r->staticSharedMemory, .dynamic_shared = r->dynamicSharedMemory};
+        .static_shared = r->staticSharedMemory, .dynamic_shared = r->dynamicSharedMemory,
+        .occupancy_blocks_per_sm = trace_occupancy_blocks_per_sm(
+            (int)r->deviceId, r->registersPerThread, r->staticSharedMemory,
+            r->dynamicSharedMemory, threads),
+        .queued_ns = r->queued == CUPTI_TIMESTAMP_UNKNOWN ? 0 : r->queued};
     trace_model_add_gpu(tracer.model, &kernel);
 }
 
-static void add_memcpy_record(const CUpti_ActivityMemcpy6 *r)
+static void add_memcpy_record(const memcpy_record *r)
 {
     char name[96];
     snprintf(name, sizeof name, "Memcpy %s (%s -> %s)", copy_kind_name(r->copyKind),
@@ -213,7 +244,7 @@ static void add_memcpy_record(const CUpti_ActivityMemcpy6 *r)
     trace_model_add_gpu(tracer.model, &copy);
 }
 
-static void add_memset_record(const CUpti_ActivityMemset4 *r)
+static void add_memset_record(const memset_record *r)
 {
     char name[64];
     snprintf(name, sizeof name, "Memset (%s)", memory_kind_name(r->memoryKind));
@@ -228,20 +259,20 @@ static void add_record(const CUpti_Activity *record)
 {
     switch (record->kind) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-        add_kernel_record((const CUpti_ActivityKernel10 *)record);
+        add_kernel_record((const kernel_record *)record);
         break;
     case CUPTI_ACTIVITY_KIND_MEMCPY:
-        add_memcpy_record((const CUpti_ActivityMemcpy6 *)record);
+        add_memcpy_record((const memcpy_record *)record);
         break;
     case CUPTI_ACTIVITY_KIND_MEMSET:
-        add_memset_record((const CUpti_ActivityMemset4 *)record);
+        add_memset_record((const memset_record *)record);
         break;
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER:
         add_api_record((const CUpti_ActivityAPI *)record);
         break;
     case CUPTI_ACTIVITY_KIND_OVERHEAD: {
-        const CUpti_ActivityOverhead3 *r = (const CUpti_ActivityOverhead3 *)record;
+        const overhead_record *r = (const overhead_record *)record;
         trace_model_add_overhead(tracer.model, overhead_name(r->overheadKind), r->start, r->end);
         break;
     }
@@ -428,6 +459,25 @@ void trace_range_pop(void)
     r->recorded = false;
 }
 
+void trace_set_api_filter(int all)
+{
+    tracer.all_api_calls = all != 0;
+}
+
+void trace_hide_begin(void)
+{
+    if (tracer.open && tracer.recording && tracer.hidden_depth++ == 0)
+        tracer.hidden_since_ns = now_ns();
+}
+
+void trace_hide_end(void)
+{
+    if (!tracer.open || !tracer.recording || tracer.hidden_depth == 0)
+        return;
+    if (--tracer.hidden_depth == 0)
+        trace_model_add_hidden_span(tracer.model, tracer.tid, tracer.hidden_since_ns, now_ns());
+}
+
 /* The caller has synchronised the device, so every activity of the window is complete. */
 void trace_record_end(void)
 {
@@ -455,7 +505,11 @@ void trace_record_end(void)
     if (tracer.dropped)
         printf("trace: CUPTI dropped %zu records (activity buffers full); the trace is "
                "incomplete\n", tracer.dropped);
+    if (tracer.hidden_depth > 0)
+        trace_model_add_hidden_span(tracer.model, tracer.tid, tracer.hidden_since_ns, end_ns);
+    tracer.hidden_depth = 0;
     trace_model_set_window(tracer.model, tracer.begin_ns, end_ns);
+    trace_model_set_api_filter(tracer.model, tracer.all_api_calls);
     add_devices();
     set_versions();
     tracer.built = trace_model_build(tracer.model) == 0;
@@ -492,13 +546,18 @@ void trace_close(void)
     trace_model_free(tracer.model);
     tracer.model = NULL;
     tracer.open = tracer.recording = tracer.recorded = tracer.built = false;
-    tracer.depth = 0;
+    tracer.depth = tracer.hidden_depth = 0;
     tracer.dropped = 0;
 }
 
 int trace_kernel_rows(trace_kernel_row *rows, int max)
 {
     return tracer.built ? trace_model_kernel_rows(tracer.model, rows, max) : 0;
+}
+
+int trace_kernel_ops(trace_op_kernel *rows, int max)
+{
+    return tracer.built ? trace_model_kernel_ops(tracer.model, rows, max) : 0;
 }
 
 int trace_gpu_ops_in_range(const char *name, int *kernels, int *memcpys, int *memsets)

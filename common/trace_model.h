@@ -9,6 +9,9 @@
  *   trace_model_write()    writes <base>.json (PyTorch profiler schema) and <base>.txt (the
  *                          key_averages() table), each under a temporary name, then renamed.
  *
+ * trace_model.c builds it, trace_json.c writes the timeline and the files, trace_table.c prints
+ * the table.
+ *
  * All times are nanoseconds on one clock (CUPTI's); the JSON shows microseconds relative to
  * baseTimeNanoseconds, which is the start of the recording window.
  */
@@ -45,6 +48,11 @@ typedef struct {
     int grid[3], block[3];            /* kernels only */
     int registers_per_thread;         /* kernels only */
     int static_shared, dynamic_shared; /* bytes, kernels only */
+    /* kernels only: blocks of this kernel one SM can hold, from CUDA's occupancy calculator fed
+     * as Kineto feeds it (-1 when it failed); and CUPTI's queued timestamp (0 unless CUPTI
+     * collected it) */
+    int occupancy_blocks_per_sm;
+    uint64_t queued_ns;
     uint64_t bytes;                   /* memcpy and memset only */
 } trace_gpu_activity;
 
@@ -83,6 +91,16 @@ int trace_model_add_api(trace_model *m, const trace_api_call *call);
 int trace_model_add_gpu(trace_model *m, const trace_gpu_activity *activity);
 int trace_model_add_overhead(trace_model *m, const char *name, uint64_t start_ns,
                              uint64_t end_ns);
+/* API calls thread `tid` started in [start_ns, end_ns] are dropped by build, with the GPU work
+ * they launched: the step timer's own calls. */
+int trace_model_add_hidden_span(trace_model *m, uint32_t tid, uint64_t start_ns, uint64_t end_ns);
+
+/* By default build keeps the API calls that torch.profiler records (launches, graph launches,
+ * copies, memsets, synchronisations, allocations, event records and waits), the attribute
+ * queries a cuBLASLt launch makes, and any call that launched GPU work; `all` keeps every call. */
+void trace_model_set_api_filter(trace_model *m, bool all);
+/* Whether build keeps the call `name` by default. */
+bool trace_api_kept_by_default(trace_api_domain domain, const char *name);
 
 /* Returns 0, or -1 with a message on stderr. Call once, after the last add. */
 int trace_model_build(trace_model *m);
@@ -97,8 +115,10 @@ void trace_model_print_table(const trace_model *m, FILE *out, int max_rows);
 const trace_table_row *trace_model_table(const trace_model *m, size_t *count);
 void trace_model_totals(const trace_model *m, double *self_cpu_us, double *self_cuda_us);
 
-/* As trace_kernel_rows and trace_gpu_ops_in_range of trace.h (the latter returns the kernels). */
+/* As trace_kernel_rows, trace_kernel_ops and trace_gpu_ops_in_range of trace.h (the last
+ * returns the kernels). */
 int trace_model_kernel_rows(const trace_model *m, trace_kernel_row *rows, int max);
+int trace_model_kernel_ops(const trace_model *m, trace_op_kernel *rows, int max);
 int trace_model_gpu_ops_in_range(const trace_model *m, const char *name, int *kernels,
                                  int *memcpys, int *memsets);
 

@@ -4,12 +4,13 @@
 Usage: tests/check_trace_json.py TRACE.json [options]
 
 Checked always: the top-level keys (schemaVersion, deviceProperties, baseTimeNanoseconds,
-traceEvents, traceName); no event ends before it starts; the CPU lane's slices (cpu_op,
-cuda_runtime, cuda_driver) nest on each thread; the args PyTorch writes on kernels, copies and
-memsets; every 'f' flow has exactly one 's' with its id, at a launch call with that correlation,
-no later than the GPU work; every GPU activity has a flow from its launch; every 's' has an 'f'
+traceEvents, traceName); no event ends before it starts; the CPU lane's slices (ranges as
+user_annotation or cpu_op, cuda_runtime, cuda_driver) nest on each thread; the args PyTorch
+writes on kernels, copies and memsets; every 'f' flow has exactly one 's' with its id, at a
+launch call with that correlation, no later than the GPU work; every GPU activity has a flow from its launch; every 's' has an 'f'
 (unless --allow-unmatched-starts: PyTorch itself writes flows from cudaDeviceSynchronize);
-"External id" of GPU work matches that of its launch; lanes have names.
+"External id" of GPU work matches that of its launch; each gpu_user_annotation mirrors a range
+of the same name and External id; lanes have names.
 
 Exit status: 0 all checks passed, 1 some failed (one line each), 2 unreadable or not JSON.
 """
@@ -20,7 +21,8 @@ import sys
 
 TOP_LEVEL_KEYS = ("schemaVersion", "deviceProperties", "baseTimeNanoseconds", "traceEvents",
                   "traceName")
-CPU_CATEGORIES = ("cpu_op", "cuda_runtime", "cuda_driver")
+RANGE_CATEGORIES = ("user_annotation", "cpu_op")
+CPU_CATEGORIES = RANGE_CATEGORIES + ("cuda_runtime", "cuda_driver")
 GPU_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
 COMMON_GPU_ARGS = ("device", "context", "stream", "correlation")
 KERNEL_ARGS = COMMON_GPU_ARGS + ("registers per thread", "shared memory", "grid", "block")
@@ -150,13 +152,21 @@ def check_flows(events, c, allow_unmatched_starts):
 
 def check_external_ids(events, c):
     op_ids = [e["args"]["External id"] for e in events
-              if e.get("ph") == "X" and e.get("cat") == "cpu_op" and "External id" in e.get("args", {})]
-    c.expect(len(op_ids) == len(set(op_ids)), "cpu_op External ids are not unique")
+              if e.get("ph") == "X" and e.get("cat") in RANGE_CATEGORIES
+              and "External id" in e.get("args", {})]
+    c.expect(len(op_ids) == len(set(op_ids)), "range External ids are not unique")
     known = set(op_ids)
+    range_names = {e["args"]["External id"]: e["name"] for e in events
+                   if e.get("ph") == "X" and e.get("cat") in RANGE_CATEGORIES
+                   and "External id" in e.get("args", {})}
     for e in events:
         if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver"):
             ext = e.get("args", {}).get("External id")
-            c.expect(ext is None or ext in known, f"{describe(e)}: External id {ext} names no cpu_op")
+            c.expect(ext is None or ext in known, f"{describe(e)}: External id {ext} names no range")
+        if e.get("ph") == "X" and e.get("cat") == "gpu_user_annotation":
+            ext = e.get("args", {}).get("External id")
+            c.expect(range_names.get(ext) == e.get("name"),
+                     f"{describe(e)}: External id {ext} names no range of that name")
 
 
 def check_lane_names(events, c):
@@ -164,7 +174,8 @@ def check_lane_names(events, c):
     named_threads = {(e["pid"], e["tid"]) for e in events
                      if e.get("ph") == "M" and e.get("name") == "thread_name"}
     for e in events:
-        if e.get("ph") != "X" or e.get("cat") not in CPU_CATEGORIES + GPU_CATEGORIES:
+        if e.get("ph") != "X" or e.get("cat") not in CPU_CATEGORIES + GPU_CATEGORIES + (
+                "gpu_user_annotation",):
             continue
         c.expect(e["pid"] in named_processes, f"{describe(e)}: process {e['pid']} has no process_name")
         c.expect((e["pid"], e["tid"]) in named_threads,
@@ -178,9 +189,9 @@ def contains(outer, inner):
 
 
 def check_kernels_per_step(events, c, expected, step_prefix):
-    steps = [e for e in events if e.get("ph") == "X" and e.get("cat") == "cpu_op"
+    steps = [e for e in events if e.get("ph") == "X" and e.get("cat") in RANGE_CATEGORIES
              and e.get("name", "").startswith(step_prefix)]
-    if not c.expect(steps, f"no cpu_op named {step_prefix}*"):
+    if not c.expect(steps, f"no range named {step_prefix}*"):
         return
     launches = {e["args"]["correlation"]: e for e in events
                 if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver")
@@ -196,11 +207,11 @@ def check_kernels_per_step(events, c, expected, step_prefix):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("trace")
-    parser.add_argument("--require-categories", default="cpu_op,kernel",
+    parser.add_argument("--require-categories", default="user_annotation,kernel",
                         help="comma-separated categories that must appear (default: %(default)s)")
     parser.add_argument("--expect-kernels-per-step", type=int, metavar="N",
                         help="each step range launches exactly N kernels")
-    parser.add_argument("--step-prefix", default="ProfileStep#",
+    parser.add_argument("--step-prefix", default="ProfilerStep#",
                         help="name prefix of the step ranges (PyTorch: ProfilerStep#)")
     parser.add_argument("--expect-name", action="append", default=[], metavar="NAME",
                         help="an event with exactly this name must exist (repeatable)")

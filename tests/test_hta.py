@@ -10,6 +10,13 @@ traces, loads them and its kernel breakdown must agree with ours.
   - The synthetic step of tests/test_trace.c (bin/tests/test_trace writes it when
     TEST_TRACE_KEEP_DIR is set): HTA's breakdown must match the records the test feeds in.
 
+  - Traces in the current schema (ranges as user_annotation with gpu_user_annotation mirrors,
+    ProfilerStep#N steps, Kineto's API set), checked with HTA's default rounding to whole
+    microseconds: get_profiler_steps() lists the recorded steps; the temporal, kernel and
+    user-annotation breakdowns (CPU and GPU side) are non-empty; the frequent CUDA kernel
+    sequences under the first step and the critical path of the first step run. A fixture
+    recorded before that schema SKIPs these checks with a line that says to regenerate it.
+
 One line per check: PASS name, FAIL name: why, SKIP name: why (everything SKIPs when HTA is not
 installed: python3 -m pip install HolisticTraceAnalysis psutil). Exit status 1 on any FAIL.
 
@@ -221,6 +228,7 @@ def check_synthetic():
             report(names[0], f"{type(e).__name__}: {str(e)[:300]}")
             report(names[1], skip="the trace did not load")
             return
+        check_schema(json_path, "synthetic")
     report(names[0])
     problems = []
     for name, (count, total) in SYNTHETIC.items():
@@ -233,6 +241,92 @@ def check_synthetic():
     for name in sorted(set(breakdown) - set(SYNTHETIC)):
         problems.append(f"unexpected {name[:40]!r} in HTA's breakdown")
     report(names[1], "; ".join(problems[:4]) if problems else None)
+
+
+SCHEMA_CHECKS = ("profiler_steps", "temporal_breakdown", "user_annotation_breakdowns",
+                 "frequent_kernel_sequences", "critical_path")
+
+
+def schema_check_names(tag):
+    return [f"hta_{c}_{tag}" for c in SCHEMA_CHECKS]
+
+
+def run_schema_checks(json_path):
+    """The checks of the current schema, under HTA's default rounding (the caller clears
+    HTA_DISABLE_NS_ROUNDING). Returns {check: None or why it failed}."""
+    import json as json_module
+    from hta.trace_analysis import TraceAnalysis
+
+    with open(json_path) as f:
+        events = json_module.load(f)["traceEvents"]
+    steps = sorted(int(e["name"].split("#")[1]) for e in events
+                   if e.get("cat") == "user_annotation" and e.get("name", "").startswith("ProfilerStep#"))
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="test_hta_schema_") as rank_dir, \
+            tempfile.TemporaryDirectory(prefix="test_hta_out_") as out_dir:
+        shutil.copy(json_path, rank_dir)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            analysis = TraceAnalysis(trace_dir=rank_dir)
+
+            def attempt(name, fn):
+                try:
+                    results[name] = fn()
+                except Exception as e:  # HTA raising on our trace is what these checks catch
+                    results[name] = f"{type(e).__name__}: {str(e)[:200]}"
+
+            def profiler_steps():
+                got = analysis.get_profiler_steps()
+                return None if list(got) == steps and steps else f"HTA lists {got}, the trace {steps}"
+
+            def temporal():
+                df = analysis.get_temporal_breakdown(visualize=False)
+                return None if df is not None and len(df) and float(df["kernel_time(us)"].sum()) > 0 \
+                    else f"empty temporal breakdown: {df}"
+
+            def user_annotations():
+                problems = []
+                for gpu_side in (True, False):
+                    df = analysis.get_gpu_user_annotation_breakdown(
+                        use_gpu_annotation=gpu_side, visualize=False, duration_ratio=1.0)
+                    if df is None or not len(df):
+                        problems.append(f"no {'GPU' if gpu_side else 'CPU'}-side annotation breakdown")
+                return "; ".join(problems) or None
+
+            def sequences():
+                analysis.get_frequent_cuda_kernel_sequences(
+                    operator_name=f"ProfilerStep#{steps[0]}", output_dir=out_dir, min_pattern_len=2)
+                return None
+
+            def critical_path():
+                _, ok = analysis.critical_path_analysis(
+                    rank=0, annotation=f"ProfilerStep#{steps[0]}", instance_id=0)
+                return None if ok else "HTA's critical path analysis returned failure"
+
+            attempt("profiler_steps", profiler_steps)
+            attempt("temporal_breakdown", temporal)
+            attempt("user_annotation_breakdowns", user_annotations)
+            attempt("frequent_kernel_sequences", sequences)
+            attempt("critical_path", critical_path)
+    return results
+
+
+def check_schema(json_path, tag):
+    names = schema_check_names(tag)
+    with open(json_path) as f:
+        current = '"cat": "gpu_user_annotation"' in f.read()
+    if not current:
+        for n in names:
+            report(n, skip="recorded before ranges were user_annotation; regenerate the fixture")
+        return
+    rounding = os.environ.pop("HTA_DISABLE_NS_ROUNDING", None)
+    try:
+        results = run_schema_checks(json_path)
+    finally:
+        if rounding is not None:
+            os.environ["HTA_DISABLE_NS_ROUNDING"] = rounding
+    for check, n in zip(SCHEMA_CHECKS, names):
+        report(n, results.get(check, "not run"))
 
 
 def widen_correlation_for_pandas3():
@@ -258,7 +352,9 @@ def widen_correlation_for_pandas3():
 def main():
     os.environ["HTA_DISABLE_NS_ROUNDING"] = "1"
     all_names = [n for p in H200_TRACES for n in check_names(short(p))]
+    all_names += [n for p in H200_TRACES for n in schema_check_names(short(p))]
     all_names += ["hta_loads_synthetic", "hta_kernel_breakdown_synthetic"]
+    all_names += schema_check_names("synthetic")
     try:
         import logging
 
@@ -275,6 +371,7 @@ def main():
     widen_correlation_for_pandas3()
     for path in H200_TRACES:
         check_h200_trace(path)
+        check_schema(os.path.join(DATA, path + ".json"), short(path))
     check_synthetic()
     return 1 if failed else 0
 

@@ -2,7 +2,7 @@
  *
  * The synthetic step, times in microseconds after T0 (all on thread 100, GPU work on stream 7):
  *
- *   ProfileStep#2  [0, 100]
+ *   ProfilerStep#2  [0, 100]
  *     matmul_add   [5, 90]
  *       gemm       [10, 50]   cudaMemsetAsync [12, 15] -> memset [16, 17]
  *                             cuLaunchKernelEx [20, 25] -> mangled gemm kernel [30, 70]
@@ -88,7 +88,7 @@ static trace_model *synthetic_step(void)
 
     /* Added out of order on purpose: build sorts. */
     add_range(m, "add", 55, 80);
-    add_range(m, "ProfileStep#2", 0, 100);
+    add_range(m, "ProfilerStep#2", 0, 100);
     add_range(m, "gemm", 10, 50);
     add_range(m, "matmul_add", 5, 90);
 
@@ -172,7 +172,7 @@ static int test_table_sums(void)
         int calls;
         double self_cpu, cpu_total, self_cuda, cuda_total;
     } expected[] = {
-        {"ProfileStep#2", 1, 15, 100, 0, 57},
+        {"ProfilerStep*", 1, 15, 100, 0, 57},
         {"matmul_add", 1, 85 - 40 - 25 - 3, 85, 6, 57},
         {"gemm", 1, 40 - 3 - 5, 40, 41, 41},
         {"add", 1, 25 - 5, 25, 10, 10},
@@ -208,7 +208,7 @@ static int test_table_sums(void)
     for (size_t i = 1; i < n; i++)
         EXPECT(rows[i - 1].cuda_total_us >= rows[i].cuda_total_us, "sorted by CUDA total at %zu",
                i);
-    EXPECT(n > 1 && strcmp(rows[0].name, "ProfileStep#2") == 0, "first row %s", rows[0].name);
+    EXPECT(n > 1 && strcmp(rows[0].name, "ProfilerStep*") == 0, "first row %s", rows[0].name);
     trace_model_free(m);
     return 0;
 }
@@ -232,10 +232,10 @@ static int test_table_text(void)
     const char *header = strstr(text, "Name    Self CPU %      Self CPU   CPU total %");
     EXPECT(header, "PyTorch's header in:\n%s", text);
     EXPECT(strstr(header, "CUDA time avg    # of Calls"), "all columns in:\n%s", text);
-    EXPECT(strstr(text, "ProfileStep#2") && strstr(text, "matmul_add") && strstr(text, "gemm"),
+    EXPECT(strstr(text, "ProfilerStep*") && strstr(text, "matmul_add") && strstr(text, "gemm"),
            "the top three rows in:\n%s", text);
     EXPECT(!strstr(text, "cudaDeviceSynchronize"), "only 3 rows printed:\n%s", text);
-    /* 57 of 57 us: ProfileStep#2's CUDA total is 100% and its self CPU 15 of 150 us is 10%. */
+    /* 57 of 57 us: the step's CUDA total is 100% and its self CPU 15 of 150 us is 10%. */
     EXPECT(strstr(text, "10.00%"), "self CPU share in:\n%s", text);
     return 0;
 }
@@ -244,7 +244,7 @@ static int test_kernel_rows_and_ranges(void)
 {
     trace_model *m = trace_model_new("test_trace", 1);
     EXPECT(m, "model");
-    add_range(m, "ProfileStep#1", 0, 100);
+    add_range(m, "ProfilerStep#1", 0, 100);
     add_range(m, "fwd", 1, 90);
     const double durations[] = {1, 5, 3};
     for (int i = 0; i < 3; i++) {
@@ -270,15 +270,128 @@ static int test_kernel_rows_and_ranges(void)
            rows[1].min_us, rows[1].max_us);
 
     int kernels = -1, copies = -1, sets = -1;
-    EXPECT(trace_model_gpu_ops_in_range(m, "ProfileStep#1", &kernels, &copies, &sets) == 4,
+    EXPECT(trace_model_gpu_ops_in_range(m, "ProfilerStep#1", &kernels, &copies, &sets) == 4,
            "kernels in the step");
     EXPECT(kernels == 4 && copies == 1 && sets == 0, "step: %d %d %d", kernels, copies, sets);
     trace_model_gpu_ops_in_range(m, "fwd", &kernels, &copies, &sets);
     EXPECT(kernels == 3 && copies == 1, "fwd: %d kernels %d copies (j launched after it)",
            kernels, copies);
-    EXPECT(trace_model_gpu_ops_in_range(m, "ProfileStep#9", &kernels, &copies, &sets) == -1,
+    EXPECT(trace_model_gpu_ops_in_range(m, "ProfilerStep#9", &kernels, &copies, &sets) == -1,
            "-1 for a range never recorded");
     trace_model_free(m);
+    return 0;
+}
+
+/* Two steps: in each, gate launches k twice (1 and 3 us), up launches k once (5 us) and the
+ * forward itself launches j; after the forward the step launches s. */
+static int test_kernel_ops(void)
+{
+    trace_model *m = trace_model_new("test_trace", 1);
+    EXPECT(m, "model");
+    for (int step = 0; step < 2; step++) {
+        double t = 200.0 * step;
+        uint32_t c = 10u * (uint32_t)step;
+        char name[32];
+        snprintf(name, sizeof name, "ProfilerStep#%d", step);
+        add_range(m, name, t, t + 190);
+        add_range(m, "fwd", t + 1, t + 100);
+        add_range(m, "gate", t + 2, t + 30);
+        add_range(m, "up", t + 40, t + 60);
+        const double starts[] = {3, 10, 45, 70, 150}, durations[] = {1, 3, 5, 2, 4};
+        const char *const kernels[] = {"k", "k", "k", "j", "s"};
+        for (int i = 0; i < 5; i++) {
+            add_call(m, TRACE_API_RUNTIME, "cudaLaunchKernel", c + (uint32_t)i + 1,
+                     t + starts[i], t + starts[i] + 1);
+            add_kernel(m, kernels[i], c + (uint32_t)i + 1, t + 110 + 10 * i,
+                       t + 110 + 10 * i + durations[i]);
+        }
+    }
+    EXPECT(trace_model_build(m) == 0, "build");
+    trace_op_kernel rows[8];
+    int n = trace_model_kernel_ops(m, rows, 8);
+    EXPECT(n == 4, "four (range, kernel) pairs, got %d", n);
+    static const struct {
+        const char *range, *kernel;
+        int calls;
+        double total, median;
+    } want[] = {{"up", "k", 2, 10, 5}, {"", "s", 2, 8, 4}, {"gate", "k", 4, 8, 2},
+                {"fwd", "j", 2, 4, 2}};
+    for (int i = 0; i < 4; i++)
+        EXPECT(strcmp(rows[i].range, want[i].range) == 0 &&
+                   strcmp(rows[i].kernel, want[i].kernel) == 0 && rows[i].calls == want[i].calls &&
+                   near(rows[i].total_us, want[i].total) && near(rows[i].median_us, want[i].median),
+               "row %d: [%s] %s x%d total %.3f median %.3f", i, rows[i].range, rows[i].kernel,
+               rows[i].calls, rows[i].total_us, rows[i].median_us);
+    EXPECT(trace_model_kernel_ops(m, rows, 1) == 4, "the count even when fewer rows fit");
+    trace_model_free(m);
+    return 0;
+}
+
+/* One step: the step timer's cudaEventRecord and a kernel it launches inside a hidden span, a
+ * cudaGetDevice and a cudaStreamIsCapturing (not kept by default), a cuKernelGetAttribute (kept:
+ * the chapters discuss it) and a launch. Two steps' rows become one ProfilerStep* row. */
+static trace_model *filtered_steps(bool all_calls)
+{
+    trace_model *m = trace_model_new("test_trace", 1);
+    if (!m)
+        return NULL;
+    trace_model_set_api_filter(m, all_calls);
+    for (int step = 0; step < 2; step++) {
+        double t = 100.0 * step;
+        uint32_t c = 10u * (uint32_t)step;
+        char name[32];
+        snprintf(name, sizeof name, "ProfilerStep#%d", step);
+        add_range(m, name, t, t + 90);
+        trace_model_add_hidden_span(m, TID, AT_US(t + 1), AT_US(t + 5));
+        add_call(m, TRACE_API_RUNTIME, "cudaEventRecord", c + 1, t + 2, t + 3);
+        add_call(m, TRACE_API_RUNTIME, "cudaLaunchKernel", c + 2, t + 3.5, t + 4.5);
+        add_kernel(m, "step_gate_wait", c + 2, t + 10, t + 80);
+        add_call(m, TRACE_API_RUNTIME, "cudaGetDevice", c + 3, t + 6, t + 7);
+        add_call(m, TRACE_API_RUNTIME, "cudaStreamIsCapturing", c + 4, t + 7, t + 8);
+        add_call(m, TRACE_API_DRIVER, "cuKernelGetAttribute", c + 5, t + 8, t + 9);
+        add_call(m, TRACE_API_DRIVER, "cuLaunchKernelEx", c + 6, t + 10, t + 12);
+        add_kernel(m, "gemm", c + 6, t + 20, t + 30);
+    }
+    if (trace_model_build(m) != 0) {
+        trace_model_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+static int test_api_filter(void)
+{
+    static const char *const dropped[] = {"cudaEventRecord", "step_gate_wait", "cudaGetDevice",
+                                          "cudaStreamIsCapturing"};
+    trace_model *m = filtered_steps(false);
+    EXPECT(m, "model");
+    for (int i = 0; i < 4; i++)
+        EXPECT(!row_named(m, dropped[i]), "%s dropped by default", dropped[i]);
+    const trace_table_row *r = row_named(m, "cuKernelGetAttribute");
+    EXPECT(r && r->calls == 2, "cuKernelGetAttribute kept");
+    r = row_named(m, "ProfilerStep*");
+    EXPECT(r && r->calls == 2 && near(r->cuda_total_us, 20), "one ProfilerStep* row of 2 calls");
+    EXPECT(!row_named(m, "ProfilerStep#0"), "no row per step");
+    int kernels = -1, copies = -1, sets = -1;
+    EXPECT(trace_model_gpu_ops_in_range(m, "ProfilerStep#1", &kernels, &copies, &sets) == 1,
+           "the step's one kernel, not the timer's: %d", kernels);
+    trace_model_free(m);
+
+    m = filtered_steps(true);
+    EXPECT(m, "model");
+    EXPECT(row_named(m, "cudaGetDevice") && row_named(m, "cudaStreamIsCapturing"),
+           "every call kept with the filter off");
+    EXPECT(!row_named(m, "cudaEventRecord") && !row_named(m, "step_gate_wait"),
+           "the step timer's calls and work stay hidden with the filter off");
+    trace_model_free(m);
+
+    EXPECT(trace_api_kept_by_default(TRACE_API_RUNTIME, "cudaLaunchKernelExC") &&
+               trace_api_kept_by_default(TRACE_API_RUNTIME, "cudaMemcpy2DAsync") &&
+               trace_api_kept_by_default(TRACE_API_RUNTIME, "cudaGraphLaunch") &&
+               trace_api_kept_by_default(TRACE_API_DRIVER, "cuLaunchKernel") &&
+               !trace_api_kept_by_default(TRACE_API_RUNTIME, "cudaGetLastError") &&
+               !trace_api_kept_by_default(TRACE_API_DRIVER, "cuKernelGetName"),
+           "the allow-list by name");
     return 0;
 }
 
@@ -316,8 +429,8 @@ static int test_json_checked_by_python(void)
         snprintf(hex + 2 * i, 3, "%02x", (unsigned char)hostile_name[i]);
     snprintf(cmd, sizeof cmd,
              "python3 tests/check_trace_json.py '%s' --expect-kernels-per-step 2 "
-             "--require-categories cpu_op,cuda_runtime,cuda_driver,kernel,gpu_memcpy,"
-             "gpu_memset,overhead,ac2g --expect-name ProfileStep#2 --expect-name '%s' "
+             "--require-categories user_annotation,gpu_user_annotation,cuda_runtime,cuda_driver,"
+             "kernel,gpu_memcpy,gpu_memset,overhead,ac2g --expect-name ProfilerStep#2 --expect-name '%s' "
              "--expect-name-hex %s",
              json, demangled_name, hex);
     int rc = system(cmd);
@@ -444,6 +557,8 @@ int main(void)
     TEST_RUN(test_table_sums);
     TEST_RUN(test_table_text);
     TEST_RUN(test_kernel_rows_and_ranges);
+    TEST_RUN(test_kernel_ops);
+    TEST_RUN(test_api_filter);
     TEST_RUN(test_json_checked_by_python);
     TEST_RUN(test_checker_rejects_broken_trace);
     TEST_RUN(test_open_under_another_tool);

@@ -2,9 +2,9 @@
 """Draws one step of a trace we wrote (or any PyTorch profiler trace) as a timeline PNG.
 
     tools/trace_timeline.py TRACE.json STEP_NAME OUT.png [--title T]
-    tools/trace_timeline.py traces/01_matmul_add/64_bf16_cold_eager.json ProfileStep#3 step3.png
+    tools/trace_timeline.py traces/01_matmul_add/64_bf16_cold_eager.json ProfilerStep#3 step3.png
 
-Rows from top to bottom: our ranges by nesting depth (cpu_op), the CUDA runtime and driver
+Rows from top to bottom: our ranges by nesting depth (user_annotation), the CUDA runtime and driver
 calls (cuda_runtime, cuda_driver), then the GPU (kernel, gpu_memcpy, gpu_memset); an arrow from
 each launch to its GPU work (the ac2g flows). Times are microseconds from the start of the step.
 Needs only Python and gnuplot: for a reader without a browser at hand, or a figure in the docs.
@@ -38,7 +38,7 @@ def load_step(path, step):
 
 
 def depth_of(ranges):
-    """Nesting depth of each cpu_op range (ranges sorted by start, longest first)."""
+    """Nesting depth of each range (ranges sorted by start, longest first)."""
     stack, depth = [], {}
     for e in sorted(ranges, key=lambda e: (e["ts"], -e["dur"])):
         while stack and stack[-1]["ts"] + stack[-1]["dur"] <= e["ts"]:
