@@ -47,7 +47,7 @@ elif [ "$rc" -ne 0 ] || [ ! -f "$json" ]; then
     echo "FAIL $label: exit $rc, no trace"; tail -3 "$tmp/log" | sed 's/^/  /'
 elif ! grep -q "launched 5 kernels" "$tmp/log"; then
     echo "FAIL $label: the trace pass did not count 5 kernels"; grep "launched" "$tmp/log" | sed 's/^/  /'
-elif python3 tests/check_trace_json.py --step-prefix ProfileStep# --expect-kernels-per-step 5 \
+elif python3 tests/check_trace_json.py --step-prefix ProfilerStep# --expect-kernels-per-step 5 \
         --require-categories cpu_op,kernel,cuda_runtime,ac2g "$json" >"$tmp/check" 2>&1; then
     echo "PASS $label (5 kernels per step)"
 else

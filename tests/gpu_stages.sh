@@ -37,7 +37,7 @@ trace_case() {
         echo "SKIP $label: $(grep -m1 waived "$tmp/log")"
     elif [ "$rc" -ne 0 ] || [ ! -f "$tmp/trace/64_bf16_cold_$variant.json" ]; then
         echo "FAIL $label: exit $rc, no trace"; tail -3 "$tmp/log" | sed 's/^/  /'
-    elif python3 tests/check_trace_json.py --step-prefix ProfileStep# --expect-kernels-per-step "$kernels" \
+    elif python3 tests/check_trace_json.py --step-prefix ProfilerStep# --expect-kernels-per-step "$kernels" \
             --require-categories cpu_op,kernel,cuda_runtime,ac2g "$tmp/trace/64_bf16_cold_$variant.json" >"$tmp/check" 2>&1; then
         echo "PASS $label ($kernels kernels per step)"
     else
