@@ -37,7 +37,7 @@ timeline() {  # timeline TRACE STEP PNG TITLE
 }
 
 m=$t/01_matmul_add
-timeline "$m/64_bf16_cold_eager.json" "ProfileStep#3" "$img/01_timeline_64_eager_step3.png" "matmul + add, size 64, eager, ProfileStep#3"
+timeline "$m/64_bf16_cold_eager.json" "ProfilerStep#3" "$img/01_timeline_64_eager_step3.png" "matmul + add, size 64, eager, ProfilerStep#3"
 plot steps.gp "$m/64_bf16_cold_eager.csv" "$img/01_steps_64_cold_eager.png" "matmul + add, size 64, eager, no warm-up"
 plot steps.gp "$m/64_bf16_warm_eager.csv" "$img/01_steps_64_warm_eager.png" "matmul + add, size 64, eager, 5 warm-up forwards"
 plot steps.gp "$m/4096_bf16_cold_eager.csv" "$img/01_steps_4096_eager_30.png" "matmul + add, size 4096, eager, 30 steps"
@@ -49,7 +49,7 @@ plot steps.gp "$l/1024x32x64_bf16_cold_epilogue.csv" "$img/02_linear_1024x32x64_
 plot batch_crossover.gp "$l/sweep_32x64_bf16_epilogue.csv" "$img/02_linear_sweep_32x64_bf16_epilogue.png" "Linear 32 -> 64, epilogue, bf16"
 
 s=$t/03_simple_mlp
-timeline "$s/64x128_768x3072_bf16_cold_eager.json" "ProfileStep#3" "$img/03_timeline_article_eager_step3.png" "GeGLU MLP, article shape, eager, ProfileStep#3"
+timeline "$s/64x128_768x3072_bf16_cold_eager.json" "ProfilerStep#3" "$img/03_timeline_article_eager_step3.png" "GeGLU MLP, article shape, eager, ProfilerStep#3"
 plot steps.gp "$s/1x8_768x3072_bf16_cold_eager.csv" "$img/03_simple_mlp_steps_1x8_768x3072_bf16.png" "GeGLU MLP, 8 tokens, eager"
 plot tokens_sweep.gp "$s/sweep_768x3072_bf16_eager.csv" "$img/03_simple_mlp_sweep_768x3072_bf16_eager.png" "GeGLU MLP 768 -> 3072, eager, bf16"
 

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "program.h"
+
 /* The temporaries in flight. A signal handler may only call async-signal-safe functions, so the
  * names live in fixed slots and removal is a plain unlink(); a slot's name is complete before
  * `used` says so. */
@@ -76,7 +78,7 @@ int out_mkdirs(const char *dir)
 {
     char path[1024];
     if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
-        fprintf(stderr, "error: output directory name too long: %s\n", dir);
+        program_error("output directory name too long: %s", dir);
         return -1;
     }
     for (char *p = path + 1;; p++) {
@@ -84,7 +86,7 @@ int out_mkdirs(const char *dir)
         if (c == '/' || c == '\0') {
             *p = '\0';
             if (mkdir(path, 0777) != 0 && errno != EEXIST) {
-                fprintf(stderr, "error: cannot create output directory %s: %s\n", path, strerror(errno));
+                program_error("cannot create output directory %s: %s", path, strerror(errno));
                 return -1;
             }
             *p = c;
@@ -93,7 +95,7 @@ int out_mkdirs(const char *dir)
     }
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK) != 0) {
-        fprintf(stderr, "error: output directory %s is not a writable directory\n", dir);
+        program_error("output directory %s is not a writable directory", dir);
         return -1;
     }
     return 0;
@@ -103,12 +105,12 @@ FILE *out_open(const char *path, char *tmp, size_t tmp_len)
 {
     snprintf(tmp, tmp_len, "%s.tmp.%ld", path, (long)getpid());
     if (out_remember(tmp) != 0) {
-        fprintf(stderr, "error: too many output files open at once (writing %s)\n", path);
+        program_error("too many output files open at once (writing %s)", path);
         return NULL;
     }
     FILE *f = fopen(tmp, "w");
     if (!f) {
-        fprintf(stderr, "error: cannot write %s: %s\n", tmp, strerror(errno));
+        program_error("cannot write %s: %s", tmp, strerror(errno));
         out_forget(tmp);
     }
     return f;
@@ -119,7 +121,7 @@ int out_commit(FILE *f, const char *tmp, const char *path)
     int bad = ferror(f);
     bad |= fclose(f) != 0;
     if (bad || rename(tmp, path) != 0) {
-        fprintf(stderr, "error: writing %s failed: %s\n", path, strerror(errno));
+        program_error("writing %s failed: %s", path, strerror(errno));
         remove(tmp);
         out_forget(tmp);
         return -1;
@@ -142,4 +144,34 @@ int out_checkout_dir(char *dir, size_t len)
         if (access(probe, R_OK) == 0) return snprintf(dir, len, "%s", exe) >= (int)len ? -1 : 0;
     }
     return -1;
+}
+
+int out_dir_check(const char *flag, const char *dir)
+{
+    char path[1024];
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
+        program_error("%s: directory name too long: %s", flag, dir);
+        return -1;
+    }
+    /* the deepest part of the path that exists must be a writable directory */
+    struct stat st;
+    for (;;) {
+        if (stat(path, &st) == 0) break;
+        if (errno != ENOENT) {
+            program_error("%s: cannot create output directory %s: %s", flag, dir, strerror(errno));
+            return -1;
+        }
+        char *slash = strrchr(path, '/');
+        if (!slash) {
+            snprintf(path, sizeof path, ".");
+            continue;
+        }
+        if (slash == path) slash[1] = '\0';
+        else *slash = '\0';
+    }
+    if (!S_ISDIR(st.st_mode) || access(path, W_OK | X_OK) != 0) {
+        program_error("%s: cannot create output directory %s: %s is not a writable directory", flag, dir, path);
+        return -1;
+    }
+    return 0;
 }
