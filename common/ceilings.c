@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "out.h"
+#include "program.h"
 
 /* Measured on each GPU model with bin/ceilings (docs/01_matmul_add.md, "Ceilings"): an 8192^3
  * bf16 GEMM through cuBLAS on random data, and a large device-to-device copy. */
@@ -82,7 +83,7 @@ int ceilings_save(const ceilings_t *c, const char *gpu_name, int driver_version)
 {
     char path[PATH_MAX], tmp[PATH_MAX + 32];
     if (ceilings_path(path, sizeof path, gpu_name, driver_version) != 0) {
-        fprintf(stderr, "error: no place to store the ceilings (set CEILINGS_DIR)\n");
+        program_error("no place to store the ceilings (set CEILINGS_DIR)");
         return -1;
     }
     char dir[PATH_MAX];
