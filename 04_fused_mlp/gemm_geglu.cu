@@ -6,6 +6,7 @@
 //   gemm/3_tma_producer.cuh  a producer warp loads by TMA into an mbarrier ring
 //   gemm/4_persistent.cuh    persistent blocks; tiles in bands that keep panels in L2
 //   gemm/5_tma_store.cuh     the epilogue staged in shared memory and stored by TMA
+//   gemm/6_pingpong.cuh      two consumers on tiles of their own, taking turns (ping-pong)
 //   gemm/ptx.cuh             the instructions they use, wrapped once
 //
 // Versions 2 and on are compiled only where the Makefile builds this file for sm_90a and defines
@@ -32,31 +33,38 @@
 #include "gemm/3_tma_producer.cuh"
 #include "gemm/4_persistent.cuh"
 #include "gemm/5_tma_store.cuh"
+#include "gemm/6_pingpong.cuh"
 #endif
 
 namespace {
 
-constexpr int TILE = 128; // every version's output tile: 128 x 128 of m
+constexpr int TILE_M = 128, TILE_N_MIN = 64; // every version's tiles have 128 rows of m, 64 or 128 columns
 
 enum grid_kind { ONE_BLOCK_PER_TILE, ONE_BLOCK_PER_SM };
-enum operand_kind { POINTERS, TENSOR_MAPS, TENSOR_MAPS_AND_M }; // what the kernel takes for x, Wg, Wu (and m)
+// What the kernel takes for x, Wg, Wu (and m): pointers, or tensor maps (weight boxes of 128 or 64 rows).
+enum operand_kind { POINTERS, TENSOR_MAPS, TENSOR_MAPS_AND_M, TENSOR_MAPS_64_AND_M };
 
 struct version_row {
     gemm_geglu_version info;
     grid_kind grid;
     operand_kind operands;
+    int tile_n; // columns of m per tile
 };
 
 const version_row versions[] = {
-    {{1, "mma_sync", "mma.sync tiles (sm_80) fed by a 4-stage cp.async ring", 80}, ONE_BLOCK_PER_TILE, POINTERS},
+    {{1, "mma_sync", "mma.sync tiles (sm_80) fed by a 4-stage cp.async ring", 80}, ONE_BLOCK_PER_TILE, POINTERS,
+     128},
     {{2, "wgmma", "wgmma m64n256 from shared memory; the same threads load with cp.async", 90},
-     ONE_BLOCK_PER_TILE, POINTERS},
+     ONE_BLOCK_PER_TILE, POINTERS, 128},
     {{3, "tma_producer", "a producer warp loads by TMA into an mbarrier ring; the consumers only multiply", 90},
-     ONE_BLOCK_PER_TILE, TENSOR_MAPS},
+     ONE_BLOCK_PER_TILE, TENSOR_MAPS, 128},
     {{4, "persistent", "persistent blocks; tiles in bands that keep x and [Wg; Wu] panels in L2", 90},
-     ONE_BLOCK_PER_SM, TENSOR_MAPS},
+     ONE_BLOCK_PER_SM, TENSOR_MAPS, 128},
     {{5, "tma_store", "the epilogue staged in shared memory and stored by TMA", 90}, ONE_BLOCK_PER_SM,
-     TENSOR_MAPS_AND_M},
+     TENSOR_MAPS_AND_M, 128},
+    {{6, "pingpong", "two consumers on 128 x 64 tiles of their own take turns: one's epilogue under the other's MMAs",
+      90},
+     ONE_BLOCK_PER_SM, TENSOR_MAPS_64_AND_M, 64},
 };
 constexpr int N_VERSIONS = (int)(sizeof versions / sizeof versions[0]);
 
@@ -77,6 +85,8 @@ const kernel_row kernels[] = {
      gemm4::SMEM_BYTES},
     {{(const void *)gemm_geglu_5_tma_store_bf16, (const void *)gemm_geglu_5_tma_store_fp16}, gemm5::THREADS,
      gemm5::SMEM_BYTES},
+    {{(const void *)gemm_geglu_6_pingpong_bf16, (const void *)gemm_geglu_6_pingpong_fp16}, gemm6::THREADS,
+     gemm6::SMEM_BYTES},
 #endif
 };
 constexpr int N_BUILT = (int)(sizeof kernels / sizeof kernels[0]);
@@ -99,10 +109,12 @@ extern "C" int gemm_geglu_runs_here(int version)
     return need >= 90 ? cc == 90 : cc >= need;
 }
 
-// Each version adds to the one before what it lacked: the highest that runs here is the fastest.
+// The default: the first of these that runs here, ranked by speed on an H200 at the article's shape.
 extern "C" int gemm_geglu_default_version(void)
 {
-    for (int v = N_VERSIONS; v >= 1; v--)
+    static const int fastest_first[] = {5, 6, 4, 3, 2, 1};
+    static_assert(sizeof fastest_first / sizeof fastest_first[0] == N_VERSIONS, "every version ranked");
+    for (int v : fastest_first)
         if (gemm_geglu_runs_here(v)) return v;
     return 0;
 }
@@ -111,7 +123,7 @@ extern "C" int gemm_geglu_accepts(int version, dtype_t t, size_t M, size_t dim, 
 {
     const size_t int_max = 0x7fffffff;
     const gemm_geglu_version *v = gemm_geglu_version_info(version);
-    const size_t tiles_m = (M + TILE - 1) / TILE, tiles_n = (hidden + TILE - 1) / TILE;
+    const size_t tiles_m = (M + TILE_M - 1) / TILE_M, tiles_n = (hidden + TILE_N_MIN - 1) / TILE_N_MIN;
     if (!len) why = NULL;
     if (!v) {
         if (why) snprintf(why, len, "no version %d (there are 1..%d)", version, N_VERSIONS);
@@ -167,14 +179,15 @@ static void encode_tensor_map(CUtensorMap *map, const void *base, size_t rows, s
 
 // The maps of the last call, reused while the pointers and sizes stay (a model calls this with
 // the same buffers every forward): x, Wg, Wu in boxes of 64 of K x 128 rows (one stage of the
-// ring), and m in boxes of 64 x 64 (the epilogue's stores) when a TMA can write m's rows: a
-// tensor map needs its base 16-byte aligned and its row pitch a multiple of 16 bytes.
+// ring), Wg and Wu also in boxes of 64 rows (the ping-pong tiles), and m in boxes of 64 x 64 (the
+// epilogue's stores) when a TMA can write m's rows: a tensor map needs its base 16-byte aligned
+// and its row pitch a multiple of 16 bytes.
 struct tensor_maps {
     const void *x, *wg, *wu, *m;
     size_t M, dim, hidden;
     dtype_t t;
     int store_by_tma;
-    CUtensorMap tx, tg, tu, tm;
+    CUtensorMap tx, tg, tu, tg64, tu64, tm;
 };
 
 static tensor_maps *tensor_maps_for(dtype_t t, const void *x, const void *wg, const void *wu, void *m, size_t M,
@@ -186,6 +199,8 @@ static tensor_maps *tensor_maps_for(dtype_t t, const void *x, const void *wg, co
         encode_tensor_map(&maps.tx, x, M, dim, gemm2::BK, gemm2::BM, t);
         encode_tensor_map(&maps.tg, wg, hidden, dim, gemm2::BK, gemm2::BN, t);
         encode_tensor_map(&maps.tu, wu, hidden, dim, gemm2::BK, gemm2::BN, t);
+        encode_tensor_map(&maps.tg64, wg, hidden, dim, gemm6::BK, gemm6::BN, t);
+        encode_tensor_map(&maps.tu64, wu, hidden, dim, gemm6::BK, gemm6::BN, t);
         maps.store_by_tma = hidden % 8 == 0 && (uintptr_t)m % 16 == 0;
         if (maps.store_by_tma) encode_tensor_map(&maps.tm, m, M, hidden, gemm5::OUT_BOX, gemm5::OUT_BOX, t);
         else memset(&maps.tm, 0, sizeof maps.tm);
@@ -234,7 +249,8 @@ extern "C" void launch_gemm_geglu(int version, dtype_t t, const void *x, const v
         opted_in[version - 1][fp16] = true;
     }
 
-    const size_t tiles_m = (M + TILE - 1) / TILE, tiles_n = (hidden + TILE - 1) / TILE, tiles = tiles_m * tiles_n;
+    const size_t tiles_m = (M + TILE_M - 1) / TILE_M, tiles_n = (hidden + v.tile_n - 1) / v.tile_n;
+    const size_t tiles = tiles_m * tiles_n;
     const dim3 grid = v.grid == ONE_BLOCK_PER_TILE ? dim3((unsigned)tiles_n, (unsigned)tiles_m)
                                                    : dim3((unsigned)(tiles < multiprocessors() ? tiles : multiprocessors()));
     int Mi = (int)M, dim_i = (int)dim, hidden_i = (int)hidden;
@@ -249,7 +265,9 @@ extern "C" void launch_gemm_geglu(int version, dtype_t t, const void *x, const v
         void *args[] = {&maps->tx, &maps->tg, &maps->tu, &m, &Mi, &dim_i, &hidden_i};
         CUDA_CHECK(cudaLaunchKernel(kernel, grid, k.threads, args, k.smem_bytes, stream));
     } else {
-        void *args[] = {&maps->tx, &maps->tg, &maps->tu, &maps->tm, &maps->store_by_tma, &m, &Mi, &dim_i, &hidden_i};
+        const int half_rows = v.operands == TENSOR_MAPS_64_AND_M;
+        void *args[] = {&maps->tx, half_rows ? &maps->tg64 : &maps->tg, half_rows ? &maps->tu64 : &maps->tu,
+                        &maps->tm, &maps->store_by_tma, &m, &Mi, &dim_i, &hidden_i};
         CUDA_CHECK(cudaLaunchKernel(kernel, grid, k.threads, args, k.smem_bytes, stream));
     }
 #endif

@@ -175,7 +175,6 @@ static int test_default_version(void)
     if (!v) SKIP("no version runs here (needs sm_80 or newer)");
     printf("  default: version %d (%s)\n", v, gemm_geglu_version_info(v)->name);
     EXPECT(gemm_geglu_runs_here(v), "the default does not run here");
-    for (int w = v + 1; w <= gemm_geglu_n_versions(); w++) EXPECT(!gemm_geglu_runs_here(w), "v%d runs, and is newer", w);
     EXPECT(!gemm_geglu_runs_here(0) && !gemm_geglu_runs_here(gemm_geglu_n_versions() + 1), "versions outside 1..n");
     return 0;
 }

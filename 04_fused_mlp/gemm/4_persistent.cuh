@@ -34,14 +34,14 @@ using gemm3::BM, gemm3::BN, gemm3::BK, gemm3::THREADS;
 constexpr int SMEM_BYTES = gemm3::SMEM_BYTES;
 constexpr int BAND = 8; // tile rows per band
 
-// Row and column (in elements) of tile `tile`, numbered down bands of BAND tile rows; the last
-// band may have fewer rows.
-__device__ __forceinline__ void tile_origin(int tile, int tiles_m, int tiles_n, int *m0, int *n0)
+// Row and column (in elements) of tile `tile` of bm x bn, numbered down bands of BAND tile rows;
+// the last band may have fewer rows.
+__device__ __forceinline__ void tile_origin(int tile, int tiles_m, int tiles_n, int bm, int bn, int *m0, int *n0)
 {
     const int band = tile / (BAND * tiles_n), first = band * BAND;
     const int rows = min(BAND, tiles_m - first), in_band = tile - band * BAND * tiles_n;
-    *m0 = (first + in_band % rows) * BM;
-    *n0 = in_band / rows * BN;
+    *m0 = (first + in_band % rows) * bm;
+    *n0 = in_band / rows * bn;
 }
 
 // Every tile of this block: the producer thread loads, the consumer warpgroups multiply and call
@@ -59,7 +59,7 @@ __device__ __forceinline__ void for_each_tile(const CUtensorMap *tx, const CUten
         if (tid != 0) return;
         for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
             int m0, n0;
-            tile_origin(tile, tiles_m, tiles_n, &m0, &n0);
+            tile_origin(tile, tiles_m, tiles_n, BM, BN, &m0, &n0);
             gemm3::produce_tile(ring, tx, tg, tu, m0, n0, ktiles);
         }
         return;
@@ -69,7 +69,7 @@ __device__ __forceinline__ void for_each_tile(const CUtensorMap *tx, const CUten
     float d[128];
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
         int m0, n0;
-        tile_origin(tile, tiles_m, tiles_n, &m0, &n0);
+        tile_origin(tile, tiles_m, tiles_n, BM, BN, &m0, &n0);
         gemm3::consume_tile<T>(ring, d, rows, ktiles, lane);
         if (m0 + rows * 64 >= M) continue; // the last tile row has 64 rows or fewer: nothing to store
         epilogue(d, m0, n0, rows, warp, lane);

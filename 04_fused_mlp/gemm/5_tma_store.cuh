@@ -22,6 +22,9 @@
 // A tensor map needs m's base 16-byte aligned and its row pitch (hidden elements) a multiple of
 // 16 bytes; when it is not, the launcher passes no map and the epilogue stores from the
 // registers as in step 4. Shared memory: the ring (192 KB) plus 2 x 16 KB of boxes.
+//
+// What this still lacks: both consumers work on the same tile, finish its K loop together and
+// then both run the epilogue while no wgmma is issued (step 6).
 #pragma once
 
 #include "4_persistent.cuh"

@@ -195,6 +195,12 @@ __device__ __forceinline__ void fence_acc(float (&d)[128])
     for (int i = 0; i < 128; i++) asm volatile("" : "+f"(d[i])::"memory");
 }
 
+__device__ __forceinline__ void fence_acc(float (&d)[64])
+{
+#pragma unroll
+    for (int i = 0; i < 64; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+
 // Before a warpgroup's first wgmma that reads registers written since (the accumulators).
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 // Closes the group of wgmmas issued since the last commit.
@@ -237,6 +243,36 @@ template <typename T> __device__ __forceinline__ void wgmma_m64n256k16(float (&d
                      "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 " WGMMA_REGS
                      "%128, %129, p, 1, 1, 0, 0;\n}\n"
                      : WGMMA_D128
+                     : "l"(a), "l"(b), "r"(1));
+#else
+    (void)d, (void)a, (void)b;
+#endif
+}
+
+#define WGMMA_D64 WGMMA_D8(0), WGMMA_D8(8), WGMMA_D8(16), WGMMA_D8(24), WGMMA_D8(32), WGMMA_D8(40), \
+                  WGMMA_D8(48), WGMMA_D8(56)
+#define WGMMA_REGS64                                                                              \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, " \
+    "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "  \
+    "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, "  \
+    "%56, %57, %58, %59, %60, %61, %62, %63}, "
+
+// d[64 x 128] += A[64 x 16] * B[128 x 16]^T, both K-major in shared memory (descriptors); the
+// accumulator layout as above, with j = 0..15.
+template <typename T> __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t a, uint64_t b)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    if constexpr (std::is_same_v<T, __nv_bfloat16>)
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " WGMMA_REGS64
+                     "%64, %65, p, 1, 1, 0, 0;\n}\n"
+                     : WGMMA_D64
+                     : "l"(a), "l"(b), "r"(1));
+    else
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " WGMMA_REGS64
+                     "%64, %65, p, 1, 1, 0, 0;\n}\n"
+                     : WGMMA_D64
                      : "l"(a), "l"(b), "r"(1));
 #else
     (void)d, (void)a, (void)b;
