@@ -47,7 +47,7 @@ expect control-chars 1 "unknown variant 'a?b'" --variant "$(printf 'a\nb')"
 expect ambiguous 1 "ambiguous flag '--s' (could be --seed" --s 64
 expect abbreviation 1 "abbreviations are refused: write --dtype" --dty fp16
 expect sweep-value 1 "--sweep takes no value" --sweep=1
-if ! grep -q STAGE_MAIN "$(dirname "$0")/../$name/main.c" 2>/dev/null; then
+if ! grep -qE "STAGE_MAIN|stage_main\(" "$(dirname "$0")/../$name/main.c" 2>/dev/null; then
     echo "SKIP $name driver-contract: main.c does not run on common/stage.c yet"
     exit 0
 fi
