@@ -266,6 +266,7 @@ static stage_result run_variant(const stage_def *d, int v, const common_args *a,
     res.ran = 1;
     res.cpu_us = prof_active_stats(&run, 0).median;
     res.step_us = prof_active_stats(&run, 1).median;
+    res.first_cpu_us = run.cpu_us[0];
     int n = batch_for(res.step_us);
     res.fwd_us = prof_back_to_back_us(sv->forward, model, stream, n, ROUNDS);
     printf("back to back: %.2f us per forward (%d forwards issued without waiting, median of %d)\n", res.fwd_us, n,
@@ -429,6 +430,8 @@ int stage_main(int argc, char **argv, const stage_def *d)
     common_args a;
     cli_parse(argc, argv, &spec, &a);
     if (d->all_is_default && !(a.given & GIVEN_VARIANT)) a.variant = d->all_name;
+    int action = d->no_gpu_action ? d->no_gpu_action(&a) : -1;
+    if (action >= 0) return action;
     if (!prof_trace_pass_open()) return 0; /* trace pass, and CUPTI unavailable: said why */
     int first, last;
     chosen(d, &a, &first, &last);

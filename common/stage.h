@@ -58,6 +58,7 @@ typedef struct {
 
 typedef struct {
     double cpu_us, step_us, fwd_us, graph_us, err;
+    double first_cpu_us; /* step 0's CPU time: the cold start when --warmup is 0 */
     int ran;
 } stage_result;
 
@@ -100,6 +101,10 @@ typedef struct stage_def {
     size_t sweep_first, sweep_last;
     const char *sweep_plot; /* common/plots/<name> */
     void (*sweep_names)(const common_args *a, const char *variant, char *stem, char *title, size_t len);
+
+    /* A stage's own action that needs no GPU (02's --explain-views), run right after the flags
+     * are parsed: returns -1 when the flags ask for none, else the exit status. May be NULL. */
+    int (*no_gpu_action)(const common_args *a);
 } stage_def;
 
 int stage_main(int argc, char **argv, const stage_def *def);

@@ -13,7 +13,7 @@
 #include "harness.h"
 #include "ref.h"
 
-/* 02_linear/kernels.cu (its main.c declares them too: the stage has no header). */
+/* 02_linear/kernels.cu (declared in 02_linear/model.h too, with the stage's model). */
 void launch_transpose(dtype_t t, const void *src, void *dst, size_t rows, size_t cols, cudaStream_t stream);
 void launch_bias_add(dtype_t t, void *y, const void *b, size_t rows, size_t cols, cudaStream_t stream);
 void launch_bias_broadcast(dtype_t t, void *y, const void *b, size_t rows, size_t cols, cudaStream_t stream);

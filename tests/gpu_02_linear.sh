@@ -4,7 +4,7 @@
 # that break careless code: in_dim or out_dim of 1, 3, 33, batch 1, shapes whose leading
 # dimensions miss cuBLASLt's alignment (the epilogue variant must fall back, not be wrong), the
 # article's shape, and 8192 x 4096 -> 4096 (sampled rows). Then one traced run: each variant
-# must launch exactly the kernels it claims. Without a usable GPU each case is a SKIP.
+# must launch exactly the kernels it claims; then --sweep and --dump. Without a usable GPU each case is a SKIP.
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib_gpu_case.sh
@@ -48,26 +48,56 @@ for dtype in bf16 fp16 fp32; do
     case_ --dtype "$dtype" --batch 8192 --in_dim 4096 --out_dim 4096
 done
 
-# One traced run: the trace pass counts the kernels inside a recorded step of each variant.
+# One traced run of all four: each variant's timeline holds, in every active step, exactly the
+# kernels the variant says it launches (at the default bf16 shape cuBLAS neither splits a GEMM
+# nor falls back), with a flow from each launch (tests/check_trace_json.py).
 "$bin" --variant all --no-plot --out "$tmp/traced" >"$tmp/log" 2>&1
 rc=$?
 if [ "$rc" -eq 2 ]; then
     echo "SKIP 02_linear kernels per step: $(grep -m1 waived "$tmp/log")"
 elif [ "$rc" -ne 0 ]; then
-    echo "FAIL 02_linear kernels per step: exit $rc"
+    echo "FAIL 02_linear kernels per step: exit $rc"; tail -3 "$tmp/log" | sed 's/^/  /'
 elif grep -q "trace: CUPTI is in use" "$tmp/log"; then
     echo "SKIP 02_linear kernels per step: another tool owns CUPTI"
 else
-    counts=$(grep -E "^GPU operations in ProfileStep" "$tmp/log")
-    # "K kernels, M memcpy, S memset (expected K)": the kernel counts must agree at this shape
-    # (cuBLASLt may add a memset of its own workspace at large shapes, and split a GEMM into
-    # several kernels at others; the default bf16 shape has neither)
-    pairs=$(printf '%s\n' "$counts" | sed -nE 's/.*: ([0-9]+) kernels, [0-9]+ memcpy, [0-9]+ memset \(expected ([0-9]+)\).*/\1 \2/p')
-    matched=$(printf '%s\n' "$pairs" | grep -c .)
-    bad=$(printf '%s\n' "$pairs" | awk 'NF == 2 && $1 != $2' | wc -l)
-    if [ "$matched" -eq 4 ] && [ "$bad" -eq 0 ]; then
-        echo "PASS 02_linear kernels per step (each variant launches what it claims)"
+    for pair in epilogue:1 view:2 addmm:2 transpose_copy:3; do
+        v=${pair%:*} kernels=${pair#*:} json="$tmp/traced/1024x32x64_bf16_cold_${pair%:*}.json"
+        label="02_linear trace --variant $v"
+        if [ ! -f "$json" ]; then
+            echo "FAIL $label: no $json"
+        elif python3 tests/check_trace_json.py --step-prefix ProfilerStep# --expect-kernels-per-step "$kernels" \
+                --require-categories user_annotation,gpu_user_annotation,kernel,cuda_runtime,ac2g "$json" >"$tmp/check" 2>&1; then
+            echo "PASS $label ($kernels kernels per step)"
+        else
+            echo "FAIL $label:"; head -5 "$tmp/check" | sed 's/^/  /'
+        fi
+    done
+    if [ -f "$tmp/traced/comparison_1024x32x64_bf16_cold.csv" ] && grep -q "^gemm alone (GemmEx)," "$tmp/traced/comparison_1024x32x64_bf16_cold.csv"; then
+        echo "PASS 02_linear comparison CSV (four variants and the bare GEMM rows)"
     else
-        echo "FAIL 02_linear kernels per step:"; printf '%s\n' "$counts" | sed 's/^/  /'
+        echo "FAIL 02_linear comparison CSV: $(ls "$tmp/traced" | tr '\n' ' ')"
     fi
+fi
+
+# --sweep: every batch 1..65536 checked (exit 1 on a failed check), its CSV and the batch column.
+"$bin" --sweep --variant epilogue --steps 2 --no-plot --out "$tmp/sweep" >"$tmp/log" 2>&1
+rc=$?
+csv="$tmp/sweep/sweep_32x64_bf16_epilogue.csv"
+if [ "$rc" -eq 2 ]; then
+    echo "SKIP 02_linear --sweep: $(grep -m1 waived "$tmp/log")"
+elif [ "$rc" -eq 0 ] && [ -f "$csv" ] && head -1 "$csv" | grep -q "^batch," && [ "$(wc -l <"$csv")" -eq 18 ]; then
+    echo "PASS 02_linear --sweep (17 batch sizes)"
+else
+    echo "FAIL 02_linear --sweep: exit $rc"; tail -3 "$tmp/log" | sed 's/^/  /'
+fi
+
+# --dump: x, w, b and y_<variant> as .npy, the names compare/linear.py --load expects.
+"$bin" --variant view --batch 3 --in_dim 5 --out_dim 7 --steps 1 --no-trace --no-plot --out "$tmp/d" \
+    --dump "$tmp/d/dump" >"$tmp/log" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ] && [ -f "$tmp/d/dump/x.npy" ] && [ -f "$tmp/d/dump/w.npy" ] && [ -f "$tmp/d/dump/b.npy" ] &&
+    [ -f "$tmp/d/dump/y_view.npy" ]; then
+    echo "PASS 02_linear --dump"
+else
+    echo "FAIL 02_linear --dump: exit $rc, $(ls "$tmp/d/dump" 2>&1 | tr '\n' ' ')"
 fi
