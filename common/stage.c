@@ -86,7 +86,8 @@ static int validate(const stage_def *d, const common_args *a, int first, int las
         int rc = d->validate(a, v, why, sizeof why);
         if (rc == 0) any = 1;
         else if (first == last || rc > 0) { /* asked for by name, or the shape itself is bad */
-            if (first == last) program_error("--variant %s: %s", d->variants[v].name, why);
+            if (first == last && rc < 0) program_error("--variant %s is not available here: %s", d->variants[v].name, why);
+            else if (first == last) program_error("--variant %s: %s", d->variants[v].name, why);
             else program_error("%s", why);
             return -1;
         }
@@ -574,7 +575,7 @@ int stage_main(int argc, char **argv, const stage_def *d)
         r[v] = run_variant(d, v, &a, &g, argv[0]);
         if (!r[v].ran && r[v].skipped[0] && !traced) {
             if (first == last) {
-                program_error("--variant %s: %s", d->variants[v].name, r[v].skipped);
+                program_error("--variant %s is not available here: %s", d->variants[v].name, r[v].skipped);
                 return EXIT_BAD_INPUT;
             }
             printf("\n== %s: skipped: %s\n", d->variants[v].name, r[v].skipped);
