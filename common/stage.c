@@ -338,7 +338,7 @@ static void compare(const stage_def *d, int first, int last, const stage_result 
     int n_rows = last - first + 1 + d->n_references;
     void (*fns[32])(void *);
     const char *names[32];
-    int ok[32];
+    int ok[32] = {0};
     char why[512];
     for (int i = 0; i < n_rows && i < 32; i++) {
         int v = first + i;
@@ -361,7 +361,7 @@ static void compare(const stage_def *d, int first, int last, const stage_result 
             us[i][k] = ok[i] ? prof_back_to_back_us(fns[i], model, stream, n, 1) : NAN;
     double fl = floor_us(d, model, g, a->dtype), flops = d->flops(model), first_us = 0;
 
-    char stem[200], csv[1200], png[1200], title[400], tmp[1300];
+    char stem[200] = "", csv[1200], png[1200], title[400], tmp[1300];
     (d->compare_tag ? d->compare_tag : d->tag)(model, a, stem, sizeof stem);
     snprintf(csv, sizeof csv, "%s/%s_%s.csv", a->out_dir, d->all_name ? d->all_name : "comparison", stem);
     snprintf(png, sizeof png, "%.*s.png", (int)(strlen(csv) - 4), csv);
