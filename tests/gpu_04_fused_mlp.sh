@@ -67,7 +67,7 @@ csv=$tmp/gemm/gemm_versions_2x300_264x520_bf16.csv
 if [ "$rc" -eq 2 ]; then
     echo "SKIP $stage --gemm all: $(grep -m1 waived "$tmp/log")"
 elif [ "$rc" -ne 0 ] || grep -q "FAIL" "$tmp/log" || ! grep -q "^0 *cublasLt" "$tmp/log" ||
-     [ "$(wc -l <"$csv" 2>/dev/null || echo 0)" -ne 7 ]; then
+     [ "$(wc -l <"$csv" 2>/dev/null || echo 0)" -lt 7 ]; then
     echo "FAIL $stage --gemm all: exit $rc"; grep -hE "FAIL|error|cannot" "$tmp/log" | head -5 | sed 's/^/  /'
 else
     echo "PASS $stage --gemm all ($(grep -cE "^[1-9][0-9]* .* PASS " "$tmp/log") versions checked, $(grep -c "cannot run here" "$tmp/log") cannot run here)"
