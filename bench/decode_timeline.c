@@ -30,10 +30,9 @@
  * to draw block by block.
  *
  * Its own flags, not the stages' (which would accept --steps, --sweep and others that mean
- * nothing here): --tokens 1..16, --dim and --hidden 1..1048576, --dtype bf16 | fp16, --cold-l2,
- * --csv FILE.
+ * nothing here), through the parser every program uses (common/cli.h): --tokens 1..16, --dim
+ * and --hidden 1..1048576, --dtype bf16 | fp16, --cold-l2, --csv FILE.
  */
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,8 +42,10 @@
 #include "../03_simple_mlp/mlp.h"
 #include "../04_fused_mlp/kernels.h"
 #include "check.h"
+#include "cli.h"
 #include "gpu.h"
 #include "out.h"
+#include "program.h"
 
 enum { FORWARDS = 200, REPEATS = 3 };
 
@@ -63,18 +64,6 @@ static void spread(const char *kernel, const char *event, double *v, size_t n)
     qsort(v, n, sizeof *v, cmp_double);
     printf("  %-8s %-15s %7.2f %7.2f %7.2f %7.2f %7.2f\n", kernel, event, v[0], v[n / 10], v[n / 2], v[n * 9 / 10],
            v[n - 1]);
-}
-
-static long long parse_flag_value(const char *flag, const char *text, long long lo, long long hi)
-{
-    char *end;
-    errno = 0;
-    const long long v = text ? strtoll(text, &end, 10) : 0;
-    if (!text || errno || end == text || *end != '\0' || v < lo || v > hi) {
-        fprintf(stderr, "error: %s needs a whole number in %lld..%lld, got '%s'\n", flag, lo, hi, text ? text : "");
-        exit(EXIT_BAD_INPUT);
-    }
-    return v;
 }
 
 /* The stamps of one forward, one row per block: kernel, block, SM, then each event in us from t0;
@@ -100,44 +89,30 @@ static int write_csv(const char *path, const char *about, const unsigned long lo
 
 int main(int argc, char **argv)
 {
-    long long tokens = 8, dim = 768, hidden = 3072;
-    dtype_t t = DTYPE_BF16;
-    const char *csv = NULL;
-    int cold_l2 = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--help") == 0) {
-            printf("usage: decode_timeline [--tokens 1..16] [--dim N] [--hidden N] [--dtype bf16|fp16] [--cold-l2]\n"
-                   "                       [--csv FILE]\n"
-                   "where the decode rung's time goes, block by block (see the header of bench/decode_timeline.c)\n");
-            return 0;
-        } else if (strcmp(a, "--tokens") == 0) {
-            tokens = parse_flag_value(a, next, 1, DECODE_MAX_TOKENS), i++;
-        } else if (strcmp(a, "--dim") == 0) {
-            dim = parse_flag_value(a, next, 1, 1048576), i++;
-        } else if (strcmp(a, "--hidden") == 0) {
-            hidden = parse_flag_value(a, next, 1, 1048576), i++;
-        } else if (strcmp(a, "--dtype") == 0) {
-            if (!next || dtype_parse(next, &t) != 0 || t == DTYPE_FP32) {
-                fprintf(stderr, "error: --dtype needs bf16 or fp16 (the decode kernels' operands), got '%s'\n",
-                        next ? next : "");
-                return EXIT_BAD_INPUT;
-            }
-            i++;
-        } else if (strcmp(a, "--cold-l2") == 0) {
-            cold_l2 = 1;
-        } else if (strcmp(a, "--csv") == 0) {
-            if (!next || !*next) {
-                fprintf(stderr, "error: --csv needs a file name\n");
-                return EXIT_BAD_INPUT;
-            }
-            csv = next, i++;
-        } else {
-            fprintf(stderr, "error: unknown flag '%s' (try --help)\n", a);
-            return EXIT_BAD_INPUT;
-        }
+    long long tokens = 8, dim = 768, hidden = 3072, cold_l2 = 0;
+    const char *dtype_word = "bf16", *csv = NULL;
+    const stage_opt opts[] = {
+        {"tokens", &tokens, 1, DECODE_MAX_TOKENS, "tokens per forward"},
+        {"dim", &dim, 1, 1048576, "model width: x and y are [tokens, dim]"},
+        {"hidden", &hidden, 1, 1048576, "MLP width: Wg and Wu are [hidden, dim], Wd is [dim, hidden]"},
+        {"dtype", NULL, 0, 0, "bf16 | fp16: the decode kernels' operands (default bf16)", FLAG_WORD, &dtype_word},
+        {"cold-l2", &cold_l2, 0, 1, "overwrite the L2 before every forward: weights read from HBM", FLAG_SWITCH},
+        {"csv", NULL, 0, 0, "FILE: the last repeat's stamps, one row per block", FLAG_WORD, &csv},
+    };
+    const stage_spec spec = {"decode_timeline", "where the decode rung's time goes, block by block (see the header "
+                             "of bench/decode_timeline.c)", NULL, NULL, opts, 6, NULL, 1, 0};
+    common_args args;
+    cli_parse(argc, argv, &spec, &args);
+    dtype_t t;
+    if (dtype_parse(dtype_word, &t) != 0 || t == DTYPE_FP32) {
+        program_error("--dtype: the decode kernels take bf16 or fp16 operands, got '%.40s'", dtype_word);
+        return EXIT_BAD_INPUT;
     }
-
+    char why[256];
+    if (!decode_supported(t, (size_t)tokens, (size_t)dim, (size_t)hidden, why, sizeof why)) {
+        program_error("decode kernels: %s", why);
+        return EXIT_BAD_INPUT;
+    }
     if (csv) { /* a place the CSV cannot go is refused now, not after the run */
         char tmp[4200];
         FILE *probe = out_open(csv, tmp, sizeof tmp);
@@ -147,13 +122,8 @@ int main(int argc, char **argv)
     }
     gpu_info g;
     gpu_require(&g, "decode_timeline");
-    char why[256];
-    if (!decode_supported(t, (size_t)tokens, (size_t)dim, (size_t)hidden, why, sizeof why)) {
-        fprintf(stderr, "error: decode kernels: %s\n", why);
-        return EXIT_BAD_INPUT;
-    }
     if (!decode_runs_here()) {
-        fprintf(stderr, "error: decode kernels: mma.sync with bf16 or fp16 operands needs an sm_80 or newer GPU\n");
+        program_error("decode kernels: mma.sync with bf16 or fp16 operands needs an sm_80 or newer GPU");
         return EXIT_BAD_INPUT;
     }
     const size_t T = (size_t)tokens, D = (size_t)dim, H = (size_t)hidden;
@@ -195,7 +165,7 @@ int main(int argc, char **argv)
     unsigned long long *st = malloc(n_stamps * sizeof *st);
     double *v = malloc((stamped[0] > stamped[1] ? stamped[0] : stamped[1]) * sizeof *v);
     if (!st || !v) {
-        fprintf(stderr, "error: out of host memory\n");
+        program_error("out of host memory");
         free(st);
         free(v);
         return EXIT_BAD_INPUT;

@@ -91,10 +91,12 @@ static void print_help(const stage_spec *spec, const common_args *d)
     printf("usage: %s [FLAGS]\n%s\n", spec->stage, spec->summary);
     printf("Flags are written in full (--name VALUE or --name=VALUE); abbreviations are refused.\n");
     if (!spec->own_flags_only && spec->variants) {
-        printf("\n  --variant NAME   which forward to run (default %s):\n", spec->variants[0]);
+        printf("\n  --variant NAME   which forward to run (default %s):\n",
+               spec->all_is_default ? all_name(spec) : spec->variants[0]);
         for (int i = 0; spec->variants[i]; i++)
             printf("      %-14s %s\n", spec->variants[i], spec->variant_help[i]);
-        if (!spec->all_name) printf("      %-14s every variant above in one run, then a comparison\n", "all");
+        printf("      %-14s every variant above in one run, then a comparison%s\n", all_name(spec),
+               spec->all_name ? " (also: all)" : "");
     }
     if (spec->n_opts) printf("\n%s flags:\n", spec->own_flags_only ? "flags" : "stage");
     for (int i = 0; i < spec->n_opts; i++) {
@@ -131,7 +133,7 @@ static void print_help(const stage_spec *spec, const common_args *d)
 static int find_variant(const stage_spec *spec, const char *name)
 {
     if (!spec->variants) return 0;
-    if (strcmp(name, all_name(spec)) == 0) return 1;
+    if (strcmp(name, all_name(spec)) == 0 || strcmp(name, "all") == 0) return 1; /* "all" in every program */
     for (int i = 0; spec->variants[i]; i++)
         if (strcmp(spec->variants[i], name) == 0) return 1;
     return 0;

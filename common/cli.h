@@ -65,6 +65,7 @@ typedef struct {
     int n_opts;
     const char *all_name; /* the --variant value that runs every variant: "all" when NULL */
     int own_flags_only;   /* a tool, not a stage: only its own flags and --help */
+    int all_is_default;   /* with no --variant, every variant runs */
 } stage_spec;
 
 enum { CLI_OK = 0, CLI_ERROR = 1, CLI_HELP = 2 };

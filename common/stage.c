@@ -26,7 +26,7 @@ static stage_spec spec_of(const stage_def *d, const char **names, const char **h
         helps[v] = d->variants[v].help;
     }
     names[d->n_variants] = NULL;
-    return (stage_spec){d->name, d->summary, names, helps, d->opts, d->n_opts, d->all_name, 0};
+    return (stage_spec){d->name, d->summary, names, helps, d->opts, d->n_opts, d->all_name, 0, d->all_is_default};
 }
 
 /* The variants this run asks for: [first, last]. */
@@ -64,6 +64,20 @@ static int validate(const stage_def *d, const common_args *a, int first, int las
 {
     if (out_dir_check("--out", a->out_dir) != 0) return -1;
     if (a->dump_dir[0] && out_dir_check("--dump", a->dump_dir) != 0) return -1;
+    for (int i = 0; d->opt_for && i < d->n_opts; i++) {
+        int applies = 0;
+        char list[256] = "";
+        for (int v = 0; v < d->n_variants; v++)
+            if (d->opt_for(i, v)) {
+                applies |= v >= first && v <= last;
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", list[0] ? ", " : "",
+                         d->variants[v].name);
+            }
+        if ((a->given_own >> i & 1) && !applies) {
+            program_error("--%s does not apply to --variant %s (it applies to %s)", d->opts[i].name, a->variant, list);
+            return -1;
+        }
+    }
     if (a->sweep) return sweep_refusals(d, a);
     if (!d->validate) return 0;
     char why[512];
@@ -72,7 +86,8 @@ static int validate(const stage_def *d, const common_args *a, int first, int las
         int rc = d->validate(a, v, why, sizeof why);
         if (rc == 0) any = 1;
         else if (first == last || rc > 0) { /* asked for by name, or the shape itself is bad */
-            if (first == last) program_error("--variant %s: %s", d->variants[v].name, why);
+            if (first == last && rc < 0) program_error("--variant %s is not available here: %s", d->variants[v].name, why);
+            else if (first == last) program_error("--variant %s: %s", d->variants[v].name, why);
             else program_error("%s", why);
             return -1;
         }
@@ -82,7 +97,7 @@ static int validate(const stage_def *d, const common_args *a, int first, int las
 }
 
 /* The trace pass's command line, from the parsed values: the same run, one variant. */
-static char **trace_argv(const stage_def *d, const common_args *a, const char *variant, char *argv0)
+static char **trace_argv(const stage_def *d, const common_args *a, int v, char *argv0)
 {
     enum { MAX = 64 };
     static char texts[MAX][600];
@@ -94,7 +109,7 @@ static char **trace_argv(const stage_def *d, const common_args *a, const char *v
         snprintf(texts[t], sizeof texts[t], __VA_ARGS__);          \
         argv[n++] = texts[t++];                                    \
     } while (0)
-    ADD("--variant=%s", variant);
+    ADD("--variant=%s", d->variants[v].name);
     ADD("--dtype=%s", dtype_name(a->dtype));
     ADD("--seed=%llu", (unsigned long long)a->seed);
     ADD("--wait=%d", a->sched.wait);
@@ -106,6 +121,7 @@ static char **trace_argv(const stage_def *d, const common_args *a, const char *v
     ADD("--no-check");
     for (int i = 0; i < d->n_opts && n < MAX - 1; i++) {
         const stage_opt *o = &d->opts[i];
+        if (d->opt_for && !d->opt_for(i, v)) continue;
         if (o->kind == FLAG_WHOLE) ADD("--%s=%lld", o->name, *o->value);
         else if (o->kind == FLAG_SWITCH && *o->value) ADD("--%s", o->name);
         else if (o->kind == FLAG_WORD && *o->word) ADD("--%s=%s", o->name, *o->word);
@@ -122,6 +138,11 @@ static double floor_us(const stage_def *d, const void *model, const gpu_info *g,
     double ceiling = gpu_gemm_ceiling(g, t);
     if (ceiling <= 0 || g->copy_gbps <= 0 || !d->min_bytes) return 0;
     return fmax(d->flops(model) / (ceiling * 1e12), d->min_bytes(model) / (g->copy_gbps * 1e9)) * 1e6;
+}
+
+static int kernels_of(const stage_def *d, const void *model, int v)
+{
+    return d->variant_kernels ? d->variant_kernels(model, v) : d->variants[v].kernels;
 }
 
 /* Enough forwards back to back for about 50 ms of GPU work, 10 to 200 of them. */
@@ -239,6 +260,11 @@ static stage_result run_variant(const stage_def *d, int v, const common_args *a,
     const stage_variant *sv = &d->variants[v];
     void *model = d->setup(a, 0);
     cudaStream_t stream = d->stream(model);
+    if (d->runs && !d->runs(model, v, res.skipped, sizeof res.skipped)) {
+        d->teardown(model);
+        return res;
+    }
+    if (d->prepare) d->prepare(model, v);
     char tag[200], base[800];
     d->tag(model, a, tag, sizeof tag);
     snprintf(tag + strlen(tag), sizeof tag - strlen(tag), "_%s", sv->name);
@@ -274,7 +300,7 @@ static stage_result run_variant(const stage_def *d, int v, const common_args *a,
     if (d->graph) {
         res.graph_us = prof_graph_back_to_back_us(sv->forward, model, stream, n, ROUNDS);
         printf("as a CUDA graph (the same %d launches captured once, replayed with cudaGraphLaunch): %.2f us per "
-               "forward back to back\n", sv->kernels, res.graph_us);
+               "forward back to back\n", kernels_of(d, model, v), res.graph_us);
     }
     report_verdict(res.cpu_us, res.step_us);
     report_throughput(g, a->dtype, d->flops(model), res.step_us);
@@ -299,7 +325,7 @@ static stage_result run_variant(const stage_def *d, int v, const common_args *a,
     report_step_files(&run, base, tag, a->plot);
     prof_free(&run);
     d->teardown(model);
-    if (a->trace) prof_spawn_trace_pass(trace_argv(d, a, sv->name, argv0));
+    if (a->trace) prof_spawn_trace_pass(trace_argv(d, a, v, argv0));
     return res;
 }
 
@@ -313,7 +339,7 @@ static void compare(const stage_def *d, int first, int last, const stage_result 
     int n_rows = last - first + 1 + d->n_references;
     void (*fns[32])(void *);
     const char *names[32];
-    int ok[32];
+    int ok[32] = {0};
     char why[512];
     for (int i = 0; i < n_rows && i < 32; i++) {
         int v = first + i;
@@ -326,6 +352,8 @@ static void compare(const stage_def *d, int first, int last, const stage_result 
     for (int v = first; v <= last; v++)
         if (r[v].ran && r[v].step_us < step_us) step_us = r[v].step_us;
     int n = batch_for(step_us);
+    for (int v = first; v <= last; v++)
+        if (d->prepare && ok[v - first]) d->prepare(model, v);
     for (int i = 0; i < n_rows; i++) /* warm every path: plans, handles, module loading, graphs */
         for (int w = 0; ok[i] && w < 3; w++) fns[i](model);
     double us[32][ROUNDS];
@@ -334,8 +362,8 @@ static void compare(const stage_def *d, int first, int last, const stage_result 
             us[i][k] = ok[i] ? prof_back_to_back_us(fns[i], model, stream, n, 1) : NAN;
     double fl = floor_us(d, model, g, a->dtype), flops = d->flops(model), first_us = 0;
 
-    char stem[200], csv[1200], png[1200], title[400], tmp[1300];
-    d->tag(model, a, stem, sizeof stem);
+    char stem[200] = "", csv[1200], png[1200], title[400], tmp[1300];
+    (d->compare_tag ? d->compare_tag : d->tag)(model, a, stem, sizeof stem);
     snprintf(csv, sizeof csv, "%s/%s_%s.csv", a->out_dir, d->all_name ? d->all_name : "comparison", stem);
     snprintf(png, sizeof png, "%.*s.png", (int)(strlen(csv) - 4), csv);
     snprintf(title, sizeof title, "%s, %.150s, %.200s", d->name, stem, g->prop.name);
@@ -347,12 +375,14 @@ static void compare(const stage_def *d, int first, int last, const stage_result 
     printf("\n%-22s %7s %10s %10s %10s %8s %8s %8s %10s\n", "variant", "kernels", "HBM MB", "fwd_us", "step_us",
            "TFLOP/s", "% floor", "vs first", "rel_err");
     FILE *f = out_open(csv, tmp, sizeof tmp);
-    if (f) fprintf(f, "variant,kernels,hbm_mb,fwd_us,step_us,tflops,pct_floor,speedup,rel_err,floor_us\n");
+    if (f) fprintf(f, "variant,kernels,hbm_mb,fwd_us,step_us,tflops,pct_floor,speedup,floor_us,rel_err\n");
     for (int i = 0; i < n_rows; i++) {
         int v = first + i, is_variant = v <= last;
         if (!ok[i]) {
-            printf("%-22s skipped: %s\n", names[i], is_variant && d->validate && d->validate(a, v, why, sizeof why)
-                                                        ? why : "did not run");
+            const char *reason = "did not run";
+            if (is_variant && r[v].skipped[0]) reason = r[v].skipped;
+            else if (is_variant && d->validate && d->validate(a, v, why, sizeof why)) reason = why;
+            printf("%-22s skipped: %s\n", names[i], reason);
             continue;
         }
         double fwd = stats_of(us[i], ROUNDS).median;
@@ -364,14 +394,14 @@ static void compare(const stage_def *d, int first, int last, const stage_result 
         if (!isnan(bytes)) snprintf(bytes_s, sizeof bytes_s, "%.1f", bytes / 1e6);
         if (is_variant) {
             snprintf(step_s, sizeof step_s, "%.2f", r[v].step_us);
-            snprintf(kern_s, sizeof kern_s, "%d", d->variants[v].kernels);
+            snprintf(kern_s, sizeof kern_s, "%d", kernels_of(d, model, v));
             if (a->check) snprintf(err_s, sizeof err_s, "%.2e", r[v].err);
         }
         printf("%-22s %7s %10s %10.2f %10s %8.1f %8s %7.2fx %10s\n", names[i], kern_s, bytes_s, fwd, step_s, tflops,
                pct_s, first_us / fwd, err_s);
         if (f)
-            fprintf(f, "%s,%s,%.3f,%.3f,%.3f,%.2f,%.2f,%.3f,%s,%.3f\n", names[i], kern_s, bytes / 1e6, fwd,
-                    is_variant ? r[v].step_us : NAN, tflops, pct, first_us / fwd, err_s, fl > 0 ? fl : NAN);
+            fprintf(f, "%s,%s,%.3f,%.3f,%.3f,%.2f,%.2f,%.3f,%.3f,%s\n", names[i], kern_s, bytes / 1e6, fwd,
+                    is_variant ? r[v].step_us : NAN, tflops, pct, first_us / fwd, fl > 0 ? fl : NAN, err_s);
     }
     if (f && out_commit(f, tmp, csv) == 0) {
         printf("wrote %s\n", csv);
@@ -401,6 +431,12 @@ static int sweep(const stage_def *d, int v, const common_args *a, const gpu_info
         if (d->validate && d->validate(&at, v, why, sizeof why) != 0) continue;
         void *model = d->setup(&at, x);
         cudaStream_t stream = d->stream(model);
+        if (d->runs && !d->runs(model, v, why, sizeof why)) {
+            printf("%7zu skipped: %s\n", x, why);
+            d->teardown(model);
+            continue;
+        }
+        if (d->prepare) d->prepare(model, v);
         prof_run run;
         prof_run_schedule(&run, &sched, stream, d->variants[v].forward, model);
         double cpu = prof_active_stats(&run, 0).median, gpu = prof_active_stats(&run, 1).median;
@@ -416,6 +452,89 @@ static int sweep(const stage_def *d, int v, const common_args *a, const gpu_info
     if (out_commit(f, tmp, csv) != 0) return 1;
     printf("wrote %s\n", csv);
     if (a->plot && plot_run(d->sweep_plot, csv, png, title) == 0) printf("wrote %s\n", png);
+    if (failed) printf("check: FAILED at one or more sizes (tolerance %.1e)\n", d->tolerance(a->dtype));
+    return failed;
+}
+
+/* Which variant was fastest at which sizes, one line per variant. */
+static void print_wins(const stage_def *d, const int *winner, const size_t *sizes, int n, int first, int last)
+{
+    printf("fastest variant by %s:\n", d->sweep_label);
+    for (int v = first; v <= last; v++) {
+        printf("  %-14s", d->variants[v].name);
+        int any = 0;
+        for (int i = 0; i < n; i++) {
+            if (winner[i] != v) continue;
+            int j = i;
+            while (j + 1 < n && winner[j + 1] == v) j++;
+            if (j > i) printf("%s%zu..%zu", any ? ", " : " ", sizes[i], sizes[j]);
+            else printf("%s%zu", any ? ", " : " ", sizes[i]);
+            any = 1;
+            i = j;
+        }
+        printf("%s\n", any ? "" : " never");
+    }
+}
+
+/* Every variant at every size, back to back, in one table: who wins where. */
+static int sweep_together(const stage_def *d, int first, int last, const common_args *a, const gpu_info *g)
+{
+    char stem[200], title[400], csv[1200], png[1200], tmp[1300];
+    d->sweep_names(a, NULL, stem, title, sizeof stem);
+    snprintf(csv, sizeof csv, "%s/%s.csv", a->out_dir, stem);
+    snprintf(png, sizeof png, "%s/%s.png", a->out_dir, stem);
+    snprintf(title + strlen(title), sizeof title - strlen(title), ", %.150s", g->prop.name);
+    FILE *f = out_open(csv, tmp, sizeof tmp);
+    if (!f) return 1;
+    fprintf(f, "%s", d->sweep_label);
+    printf("us per forward, back to back (median of 3 batches), each checked:\n%7s", d->sweep_label);
+    for (int v = first; v <= last; v++) {
+        fprintf(f, ",%s", d->variants[v].name);
+        printf(" %12.12s", d->variants[v].name);
+    }
+    fprintf(f, ",floor\n");
+    printf(" %10s  %s\n", "floor", "fastest");
+    enum { MAX_SIZES = 64 };
+    size_t sizes[MAX_SIZES];
+    int winner[MAX_SIZES], n = 0, failed = 0;
+    char why[512];
+    for (size_t x = d->sweep_first; x <= d->sweep_last && n < MAX_SIZES; x *= 2, n++) {
+        sizes[n] = x;
+        winner[n] = -1;
+        void *model = d->setup(a, x);
+        cudaStream_t stream = d->stream(model);
+        double best = INFINITY;
+        fprintf(f, "%zu", x);
+        printf("%7zu", x);
+        for (int v = first; v <= last; v++) {
+            if ((d->validate && d->validate(a, v, why, sizeof why) != 0) ||
+                (d->runs && !d->runs(model, v, why, sizeof why))) {
+                fprintf(f, ",NaN");
+                printf(" %12s", "-");
+                continue;
+            }
+            void (*fwd)(void *) = d->variants[v].forward;
+            if (d->prepare) d->prepare(model, v);
+            for (int w = 0; w < 3; w++) fwd(model); /* module loading, handles, graph capture */
+            double once = prof_back_to_back_us(fwd, model, stream, 3, 1);
+            double us = prof_back_to_back_us(fwd, model, stream, batch_for(once), 3);
+            if (a->check && !(d->check(model, fwd) <= d->tolerance(a->dtype))) {
+                printf("\ncheck: %s FAILED at %zu %s\n", d->variants[v].name, x, d->sweep_label);
+                failed = 1;
+            }
+            fprintf(f, ",%.3f", us);
+            printf(" %12.2f", us);
+            if (us < best) best = us, winner[n] = v;
+        }
+        double fl = floor_us(d, model, g, a->dtype);
+        fprintf(f, fl > 0 ? ",%.3f\n" : ",NaN\n", fl);
+        printf(" %10.2f  %s\n", fl, winner[n] >= 0 ? d->variants[winner[n]].name : "-");
+        d->teardown(model);
+    }
+    if (out_commit(f, tmp, csv) != 0) return 1;
+    printf("wrote %s\n", csv);
+    print_wins(d, winner, sizes, n, first, last);
+    if (a->plot && plot_run(d->sweep_together_plot, csv, png, title) == 0) printf("wrote %s\n", png);
     if (failed) printf("check: FAILED at one or more sizes (tolerance %.1e)\n", d->tolerance(a->dtype));
     return failed;
 }
@@ -445,6 +564,7 @@ int stage_main(int argc, char **argv, const stage_def *d)
 
     int failed = 0;
     if (a.sweep) {
+        if (d->sweep_together_plot && last > first) return sweep_together(d, first, last, &a, &g) ? EXIT_BAD_INPUT : 0;
         for (int v = first; v <= last; v++) failed |= sweep(d, v, &a, &g);
         return failed ? EXIT_BAD_INPUT : 0;
     }
@@ -456,6 +576,13 @@ int stage_main(int argc, char **argv, const stage_def *d)
             continue;
         }
         r[v] = run_variant(d, v, &a, &g, argv[0]);
+        if (!r[v].ran && r[v].skipped[0] && !traced) {
+            if (first == last) {
+                program_error("--variant %s is not available here: %s", d->variants[v].name, r[v].skipped);
+                return EXIT_BAD_INPUT;
+            }
+            printf("\n== %s: skipped: %s\n", d->variants[v].name, r[v].skipped);
+        }
         failed |= a.check && r[v].ran && !(r[v].err <= d->tolerance(a.dtype));
     }
     if (traced) return 0;

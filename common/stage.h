@@ -60,6 +60,7 @@ typedef struct {
     double cpu_us, step_us, fwd_us, graph_us, err;
     double first_cpu_us; /* step 0's CPU time: the cold start when --warmup is 0 */
     int ran;
+    char skipped[256]; /* why it did not run, when the stage's runs() said so */
 } stage_result;
 
 typedef struct stage_def {
@@ -70,6 +71,10 @@ typedef struct stage_def {
     int all_is_default;   /* with no --variant, run them all */
     stage_opt *opts;
     int n_opts;
+    /* 1 when own flag `opt` matters to `variant` (may be NULL: every flag to every variant). A
+     * flag given with one variant it does not matter to is refused; the trace pass of a
+     * variant is given only the flags that matter to it. */
+    int (*opt_for)(int opt, int variant);
 
     /* No GPU needed: shape limits, overflow, whether `variant` takes this problem. Returns 0;
      * 1 when the problem itself is bad; -1 when only this variant cannot take it (a run of all
@@ -78,13 +83,21 @@ typedef struct stage_def {
     /* Allocates and fills the model; sweep_value is 0 for the flags' shape, else the swept size. */
     void *(*setup)(const common_args *a, size_t sweep_value);
     void (*teardown)(void *model);
+    /* After setup, with the GPU known (may be NULL): 1 when `variant` runs this model on this
+     * device, else 0 with one line in why (a run of all variants skips it; asked for by name,
+     * exit 1). Then prepare (may be NULL) makes what the variant needs besides its forward (a
+     * weight stored another way, a choice measured once), before its first forward. */
+    int (*runs)(const void *model, int variant, char *why, size_t len);
+    void (*prepare)(void *model, int variant);
     /* Poisons the outputs, runs forward once, compares with the CPU reference: relative error. */
     double (*check)(void *model, void (*forward)(void *model));
     double (*tolerance)(dtype_t t);
     double (*flops)(const void *model);
     double (*min_bytes)(const void *model);                /* x, weights, y once */
     double (*variant_bytes)(const void *model, int variant); /* napkin HBM bytes; NULL: none */
+    int (*variant_kernels)(const void *model, int variant); /* after prepare; NULL: the table's */
     void (*tag)(const void *model, const common_args *a, char *buf, size_t len); /* file names */
+    void (*compare_tag)(const void *model, const common_args *a, char *buf, size_t len); /* NULL: tag */
     cudaStream_t (*stream)(const void *model);
     int (*arrays)(const void *model, stage_array *out, int max); /* --dump, the output last */
     void (*describe)(const void *model);                         /* a line of shapes; may be NULL */
@@ -100,7 +113,12 @@ typedef struct stage_def {
     const char *sweep_label;
     size_t sweep_first, sweep_last;
     const char *sweep_plot; /* common/plots/<name> */
+    /* variant is NULL for a sweep of several variants together (below) */
     void (*sweep_names)(const common_args *a, const char *variant, char *stem, char *title, size_t len);
+    /* Set: a sweep of all variants is one table, time per forward back to back of each variant
+     * at each size (NaN where it does not run), the floor, the fastest at each size; plotted
+     * with common/plots/<sweep_together_plot>. NULL: each variant swept on its own. */
+    const char *sweep_together_plot;
 
     /* A stage's own action that needs no GPU (02's --explain-views), run right after the flags
      * are parsed: returns -1 when the flags ask for none, else the exit status. May be NULL. */

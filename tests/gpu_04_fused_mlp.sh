@@ -48,12 +48,37 @@ done
 case_ --batch 64 --seq 128 --dim 768 --hidden 3072
 case_ --batch 64 --seq 512 --dim 4096 --hidden 11008
 
+# --graph-of: each rung named, and fastest (the graph rung prints how it chose)
+for rung in eager fused_geglu merged epilogue fastest; do
+    case_ --variant graph --graph-of "$rung" --batch 2 --seq 50 --dim 264 --hidden 257
+done
+GPU_CASE_NOTE=", chose by alternating rounds" GPU_CASE_NOTE_IF="alternating rounds" \
+    case_ --variant graph --batch 1 --seq 8 --dim 768 --hidden 3072
+
+# --gemm N: every version that runs here, through the epilogue rung; --gemm all: one table, one
+# row per version plus cuBLAS, each version's rung checked, written to gemm_versions_*.csv
+for version in 1 2 3 4 5; do
+    case_ --variant epilogue --gemm "$version" --batch 3 --seq 129 --dim 520 --hidden 1000
+done
+"bin/$stage" --variant epilogue --gemm all --batch 2 --seq 300 --dim 264 --hidden 520 --wait 0 --warmup-steps 0 \
+    --steps 2 --no-trace --no-plot --out "$tmp/gemm" >"$tmp/log" 2>&1
+rc=$?
+csv=$tmp/gemm/gemm_versions_2x300_264x520_bf16.csv
+if [ "$rc" -eq 2 ]; then
+    echo "SKIP $stage --gemm all: $(grep -m1 waived "$tmp/log")"
+elif [ "$rc" -ne 0 ] || grep -q "FAIL" "$tmp/log" || ! grep -q "^0 *cublasLt" "$tmp/log" ||
+     [ "$(wc -l <"$csv" 2>/dev/null || echo 0)" -lt 7 ]; then
+    echo "FAIL $stage --gemm all: exit $rc"; grep -hE "FAIL|error|cannot" "$tmp/log" | head -5 | sed 's/^/  /'
+else
+    echo "PASS $stage --gemm all ($(grep -cE "^[1-9][0-9]* .* PASS " "$tmp/log") versions checked, $(grep -c "cannot run here" "$tmp/log") cannot run here)"
+fi
+
 # --sweep at small widths: every rung over 1..32768 tokens, each checked; the winners listed
 "bin/$stage" --sweep --dim 264 --hidden 257 --no-plot --out "$tmp/out" >"$tmp/log" 2>&1
 rc=$?
 if [ "$rc" -eq 2 ]; then
     echo "SKIP $stage --sweep: $(grep -m1 waived "$tmp/log")"
-elif [ "$rc" -ne 0 ] || ! grep -q "fastest rung by token count" "$tmp/log" ||
+elif [ "$rc" -ne 0 ] || ! grep -q "fastest variant by tokens" "$tmp/log" ||
      [ "$(wc -l <"$tmp/out/sweep_264x257_bf16.csv" 2>/dev/null || echo 0)" -ne 17 ]; then
     echo "FAIL $stage --sweep: exit $rc"; grep -hE "check|error" "$tmp/log" | head -5 | sed 's/^/  /'
 else

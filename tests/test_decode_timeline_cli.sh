@@ -30,11 +30,13 @@ else
     echo "FAIL decode_timeline help: --help must exit 0 and list the flags"
 fi
 expect unknown-flag "unknown flag '--bogus'" --bogus
-expect missing-value "--dim needs a whole number" --dim
-expect too-many-tokens "--tokens needs a whole number in 1..16, got '17'" --tokens 17
-expect not-a-number "--hidden needs a whole number" --hidden 12x
-expect fp32 "--dtype needs bf16 or fp16" --dtype fp32
-expect csv-missing "--csv needs a file name" --csv
+expect missing-value "decode_timeline: error: --dim needs a value" --dim
+expect too-many-tokens "--tokens: 17 is too large (at most 16)" --tokens 17
+expect not-a-number "--hidden: '12x' is not a whole number" --hidden 12x
+expect fp32 "--dtype: the decode kernels take bf16 or fp16" --dtype fp32
+expect csv-missing "--csv needs a value" --csv
+expect abbreviation "abbreviations are refused: write --tokens" --tok 4
+expect cold-l2-value "--cold-l2 takes no value" --cold-l2=1
 expect csv-unwritable "cannot write /dev/null/x" --csv /dev/null/x
 
 no_gpu_waived decode_timeline "waived" "$bin" --tokens 1

@@ -1,5 +1,5 @@
 # The fusion ladder of one run, from its ladder CSV
-# (rung,kernels,hbm_mb,fwd_us,step_us,tflops,pct_floor,speedup,floor_us): per rung, the time per
+# (rung or variant,kernels,hbm_mb,fwd_us,step_us,tflops,pct_floor,speedup,floor_us[,rel_err]): per rung, the time per
 # forward issued back to back and the GPU time of one step, against the floor (dashed) set by the
 # measured GEMM and copy ceilings. Each bar is labelled with its speed-up over eager.
 # usage: gnuplot -e "csv='ladder.csv'; png='ladder.png'; title='...'" ladder.gp
