@@ -16,13 +16,23 @@ void gpu_require(gpu_info *g, const char *program)
     if (err != cudaSuccess || count == 0) {
         cudaDriverGetVersion(&g->driver_version);
         cudaRuntimeGetVersion(&g->runtime_version);
+        if (g->driver_version != 0 && err == cudaErrorInsufficientDriver) {
+            /* The driver is older than the toolkit this program was compiled with. A CUDA 12
+             * driver runs the build of any CUDA 12 toolkit (minor version compatibility), and 12.4
+             * is the oldest this code builds with; an older driver can only be updated. */
+            const int have = g->driver_version, need = CUDART_VERSION;
+            const int major = have / 1000, minor = major == 12 && have % 1000 < 40 ? 4 : have % 1000 / 10;
+            char rebuild[96] = "";
+            if (major >= 12)
+                snprintf(rebuild, sizeof rebuild, ", or rebuild: make clean && make CUDA_HOME=/usr/local/cuda-%d.%d",
+                         major, minor);
+            printf("%s: waived: the driver supports CUDA %d.%d, this build needs CUDA %d.%d; update the driver%s\n",
+                   program, major, have % 1000 / 10, need / 1000, need % 1000 / 10, rebuild);
+            exit(EXIT_WAIVED);
+        }
         char found[160];
         if (g->driver_version == 0)
             snprintf(found, sizeof found, "no NVIDIA driver");
-        else if (err == cudaErrorInsufficientDriver)
-            snprintf(found, sizeof found, "a driver for CUDA %d.%d, older than this build's CUDA %d.%d",
-                     g->driver_version / 1000, g->driver_version % 1000 / 10,
-                     g->runtime_version / 1000, g->runtime_version % 1000 / 10);
         else
             snprintf(found, sizeof found, "%s", err != cudaSuccess ? cudaGetErrorString(err) : "no device");
         printf("%s: waived: a CUDA GPU is required; found %s\n", program, found);
