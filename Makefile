@@ -43,7 +43,7 @@ COMMON_C := $(wildcard common/*.c)
 COMMON_CU := $(wildcard common/*.cu)
 COMMON_OBJ := $(COMMON_C:%.c=$(BUILD)/%.o) $(COMMON_CU:%.cu=$(BUILD)/%.cu.o)
 
-.PHONY: all test test-cpu sanitize clean ceilings fuzz $(STAGES)
+.PHONY: all test test-full test-cpu sanitize clean ceilings fuzz $(STAGES)
 .DEFAULT_GOAL := all
 # keep object files of tests between runs
 .SECONDARY:
@@ -121,10 +121,17 @@ bin/tests/gpu_%: $(BUILD)/tests/gpu_%.o $(COMMON_OBJ) $(STAGE_LIB_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS)
 
 # tests/gpu_*.sh drive the stage programs themselves on a GPU (SKIP without one).
+# make test: every CPU test, and on a GPU every GPU test at one dtype and small shapes (about two
+# minutes on an H200). make test-full: every dtype, the big shapes, and PyTorch side by side.
 GPU_SCRIPTS := $(wildcard tests/gpu_*.sh)
+GPU_SCRIPTS_QUICK := $(filter-out tests/gpu_compare.sh,$(GPU_SCRIPTS))
+TEST_PROGRAMS := $(CPU_TESTS) $(GPU_TESTS) $(addprefix bin/,$(BUILT_STAGES)) bin/decode_timeline
 
-test: $(CPU_TESTS) $(GPU_TESTS) $(addprefix bin/,$(BUILT_STAGES)) bin/decode_timeline
-	@tests/run_tests.sh $(CPU_TESTS) $(CPU_SCRIPTS) $(GPU_TESTS) $(GPU_SCRIPTS) -- $(BUILT_STAGES)
+test: $(TEST_PROGRAMS)
+	@TEST_LEVEL=quick tests/run_tests.sh $(CPU_TESTS) $(CPU_SCRIPTS) $(GPU_TESTS) $(GPU_SCRIPTS_QUICK) -- $(BUILT_STAGES)
+
+test-full: $(TEST_PROGRAMS)
+	@TEST_LEVEL=full tests/run_tests.sh $(CPU_TESTS) $(CPU_SCRIPTS) $(GPU_TESTS) $(GPU_SCRIPTS) -- $(BUILT_STAGES)
 
 # Every stage and the GPU tests under compute-sanitizer (memcheck, racecheck, initcheck,
 # synccheck) at small, tail-heavy shapes; needs a GPU.

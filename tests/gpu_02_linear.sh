@@ -35,7 +35,7 @@ if [ $? -eq 2 ]; then
     exit 0
 fi
 
-for dtype in bf16 fp16 fp32; do
+for dtype in $(test_dtypes); do
     case_ --dtype "$dtype"
     case_ --dtype "$dtype" --batch 1
     for d in 1 3 33; do
@@ -45,7 +45,7 @@ for dtype in bf16 fp16 fp32; do
     case_ --dtype "$dtype" --batch 1 --in_dim 1 --out_dim 1
     case_ --dtype "$dtype" --batch 7 --in_dim 33 --out_dim 3
     case_ --dtype "$dtype" --batch 1000 --in_dim 100 --out_dim 257
-    case_ --dtype "$dtype" --batch 8192 --in_dim 4096 --out_dim 4096
+    quick || case_ --dtype "$dtype" --batch 8192 --in_dim 4096 --out_dim 4096
 done
 
 # One traced run of all four: each variant's timeline holds, in every active step, exactly the

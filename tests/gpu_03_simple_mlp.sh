@@ -26,7 +26,7 @@ shapes=(
     "--batch 2 --seq 5 --dim 64 --hidden 1001"
     "--batch 1 --seq 8 --dim 768 --hidden 3072"
 )
-for dtype in bf16 fp16 fp32; do
+for dtype in $(test_dtypes); do
     for shape in "${shapes[@]}"; do
         # shellcheck disable=SC2086
         case_ $shape --dtype "$dtype"
@@ -45,8 +45,8 @@ if [ "$rc" -eq 2 ]; then
     echo "SKIP $label: $(grep -m1 waived "$tmp/log")"
 elif [ "$rc" -ne 0 ] || [ ! -f "$json" ]; then
     echo "FAIL $label: exit $rc, no trace"; tail -3 "$tmp/log" | sed 's/^/  /'
-elif ! grep -q "launched 5 kernels" "$tmp/log"; then
-    echo "FAIL $label: the trace pass did not count 5 kernels"; grep "launched" "$tmp/log" | sed 's/^/  /'
+elif ! grep -q "ran 5 kernels" "$tmp/log"; then
+    echo "FAIL $label: the trace pass did not count 5 kernels"; grep "kernels" "$tmp/log" | head -3 | sed 's/^/  /'
 elif python3 tests/check_trace_json.py --step-prefix ProfilerStep# --expect-kernels-per-step 5 \
         --require-categories user_annotation,gpu_user_annotation,kernel,cuda_runtime,ac2g "$json" >"$tmp/check" 2>&1; then
     echo "PASS $label (5 kernels per step)"
@@ -64,7 +64,7 @@ elif [ "$rc" -ne 0 ]; then
     echo "FAIL $label: exit $rc"; tail -3 "$tmp/log" | sed 's/^/  /'
 else
     missing=""
-    for f in x wg wu wd y; do [ -s "$tmp/d/dump/$f.npy" ] || missing="$missing $f.npy"; done
+    for f in x wg wu wd y_eager; do [ -s "$tmp/d/dump/$f.npy" ] || missing="$missing $f.npy"; done
     if [ -n "$missing" ]; then echo "FAIL $label: missing$missing"; else echo "PASS $label"; fi
 fi
 

@@ -34,7 +34,7 @@ shapes=(
     "--batch 1 --seq 8 --dim 768 --hidden 3072"
     "--batch 1 --seq 16 --dim 64 --hidden 4096"
 )
-for dtype in bf16 fp16 fp32; do
+for dtype in $(test_dtypes); do
     for shape in "${shapes[@]}"; do
         for variant in eager fused_geglu merged epilogue graph decode; do
             # shellcheck disable=SC2086
@@ -46,7 +46,7 @@ for dtype in bf16 fp16 fp32; do
 done
 # the article's shape and the LLaMA-7B-sized one, bf16, whole ladder (checked on sampled rows)
 case_ --batch 64 --seq 128 --dim 768 --hidden 3072
-case_ --batch 64 --seq 512 --dim 4096 --hidden 11008
+quick || case_ --batch 64 --seq 512 --dim 4096 --hidden 11008
 
 # --graph-of: each rung named, and fastest (the graph rung prints how it chose)
 for rung in eager fused_geglu merged epilogue fastest; do
@@ -57,7 +57,7 @@ GPU_CASE_NOTE=", chose by alternating rounds" GPU_CASE_NOTE_IF="alternating roun
 
 # --gemm N: every version that runs here, through the epilogue rung; --gemm all: one table, one
 # row per version plus cuBLAS, each version's rung checked, written to gemm_versions_*.csv
-for version in 1 2 3 4 5; do
+for version in $(bin/tests/gpu_04_gemm_geglu --versions 2>/dev/null || echo 1 2 3 4 5 6); do
     case_ --variant epilogue --gemm "$version" --batch 3 --seq 129 --dim 520 --hidden 1000
 done
 "bin/$stage" --variant epilogue --gemm all --batch 2 --seq 300 --dim 264 --hidden 520 --wait 0 --warmup-steps 0 \
@@ -74,6 +74,7 @@ else
 fi
 
 # --sweep at small widths: every rung over 1..32768 tokens, each checked; the winners listed
+quick && exit 0
 "bin/$stage" --sweep --dim 264 --hidden 257 --no-plot --out "$tmp/out" >"$tmp/log" 2>&1
 rc=$?
 if [ "$rc" -eq 2 ]; then

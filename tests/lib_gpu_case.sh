@@ -9,6 +9,12 @@
 #           $GPU_CASE_NOTE_IF (e.g. a documented fallback the reader should know was taken)
 # Every check is the program's own: its output against the CPU reference in double, outputs
 # poisoned with NaN first, exit 1 on a failed check.
+# quick: true under `make test` (TEST_LEVEL=quick), where each script runs one dtype and the
+# shapes that find real bugs; `make test-full` runs every dtype, the big shapes and the sweeps.
+quick() { [ "${TEST_LEVEL:-full}" = quick ]; }
+# The dtypes a script loops over: bf16 alone when quick.
+test_dtypes() { if quick; then echo bf16; else echo bf16 fp16 fp32; fi; }
+
 gpu_case() {
     local label=$1 min=$2 program=$3
     shift 3
