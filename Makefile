@@ -60,6 +60,9 @@ STAGE_DEPS_04_fused_mlp := $(call stage_lib,03_simple_mlp)
 # 04's GEMM with the GeGLU epilogue also carries Hopper's wgmma path (sm_90a machine code);
 # it dispatches at run time, so the same binary still runs on sm_80.
 $(BUILD)/04_fused_mlp/gemm_geglu.cu.o: NVCCFLAGS += -gencode arch=compute_90a,code=sm_90a -DGEMM_GEGLU_SM90A
+# Its numbered versions and the instruction wrappers the decode kernels share.
+$(BUILD)/04_fused_mlp/gemm_geglu.cu.o $(BUILD)/04_fused_mlp/kernels.cu.o $(BUILD)/04_fused_mlp/kernels_timeline.cu.o: \
+    $(wildcard 04_fused_mlp/gemm/*.cuh)
 
 # Each stage: bin/<stage>, and .last_stage remembers it for ./run.
 define stage_rule

@@ -6,6 +6,10 @@
  * output tile is computed as the matching gate tile and up tile, accumulated in fp32 registers;
  * the epilogue applies gelu(g) * u in fp32 and rounds once to the storage type. Gate and up never
  * touch device memory: the kernel reads x, Wg, Wu and writes m, nothing else.
+ *
+ * The kernel comes in numbered versions, one idea each (04_fused_mlp/gemm/N_<name>.cuh, whose
+ * header comments explain them); every version computes the same m. Version 1 runs on any GPU
+ * from sm_80 on; the others are Hopper code (sm_90a) and run on compute capability 9.0 only.
  */
 #ifndef GEMM_GEGLU_H
 #define GEMM_GEGLU_H
@@ -20,21 +24,36 @@
 extern "C" {
 #endif
 
-/* 1 if launch_gemm_geglu handles this problem on the current device, else 0. Conditions:
- * t is bf16 or fp16 (tensor-core operands); the device is sm_80 or newer (mma.sync, cp.async);
- * dim is a multiple of 8, so that every row of x, Wg and Wu starts on a 16-byte boundary and
- * is read in whole 16-byte copies; M, dim, hidden >= 1 and each below 2^31; M within the grid's
- * y limit (M <= 65535 * 128). M and hidden are otherwise free: tails are predicated. */
-int gemm_geglu_supported(dtype_t t, size_t M, size_t dim, size_t hidden);
+typedef struct {
+    int number;       /* 1..gemm_geglu_n_versions() */
+    const char *name; /* short, for tables and flags: "mma_sync", "tma_store", ... */
+    const char *idea; /* one line: what this version adds */
+    int min_cc;       /* compute capability it needs, as 10 * major + minor */
+} gemm_geglu_version;
 
-/* The implementation that runs on the current device, e.g. "mma.sync m16n8k16 (sm_80+)". */
-const char *gemm_geglu_path(void);
+int gemm_geglu_n_versions(void);
+/* Version `number`, 1..n; NULL outside. */
+const gemm_geglu_version *gemm_geglu_version_info(int number);
+/* The fastest version that runs on this device; 0 when none does (no GPU, or older than sm_80). */
+int gemm_geglu_default_version(void);
 
-/* Enqueues m = gelu_tanh(x Wg^T) * (x Wu^T) on `stream`. x, wg and wu must be 16-byte aligned
- * (cudaMalloc pointers are) and m 4-byte aligned. An unsupported problem (see above) or
- * misaligned pointer is reported on stderr and exits 1: never a silent wrong answer. */
-void launch_gemm_geglu(dtype_t t, const void *x, const void *wg, const void *wu, void *m,
-                       size_t M, size_t dim, size_t hidden, cudaStream_t stream);
+/* 1 if `version` takes this problem, else 0 with one line in why (when len > 0). Dtype and shape
+ * only, no device query: t is bf16 or fp16 (tensor-core operands); M, dim, hidden >= 1 and each
+ * below 2^31; dim a multiple of 8, so that every row of x, Wg and Wu starts on a 16-byte boundary
+ * and is read in whole 16-byte pieces; versions with one block per tile need ceil(M / 128) within
+ * the grid's y limit (65535). M and hidden are otherwise free: tails are handled. */
+int gemm_geglu_accepts(int version, dtype_t t, size_t M, size_t dim, size_t hidden, char *why, size_t len);
+
+/* 1 if `version` can run on the current device: its compute capability and the code this
+ * program was built with (sm_90a code exists only where the build asked for it). */
+int gemm_geglu_runs_here(int version);
+
+/* Enqueues m = gelu_tanh(x Wg^T) * (x Wu^T) with `version` on `stream`. x, wg and wu must be
+ * 16-byte aligned (cudaMalloc pointers are) and m 4-byte aligned. A problem the version does not
+ * accept, a version that cannot run here, or a misaligned pointer is reported on stderr and
+ * exits 1: never a silent wrong answer. */
+void launch_gemm_geglu(int version, dtype_t t, const void *x, const void *wg, const void *wu, void *m, size_t M,
+                       size_t dim, size_t hidden, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -22,6 +22,7 @@ extern "C" {
 #include "check.h"
 #include "gpu.h"
 #include "elementwise.cuh"
+#include "gemm/ptx.cuh"
 #include "kernels.h"
 
 static bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
@@ -142,21 +143,6 @@ extern "C" void launch_geglu(dtype_t t, const void *gate, const void *up, size_t
 // unaligned bases take an element-by-element load into the same registers.
 #define DECODE_MAX_WARPS 16
 #define DECODE_UNROLL 3 // 64-value steps of K per warp per round
-
-// c += a (16 x 16) * b (16 x 8), fp32 accumulation.
-template <typename T> __device__ __forceinline__ void mma_16816(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
-{
-    if constexpr (std::is_same_v<T, __nv_bfloat16>)
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-                     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-    else
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-                     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
 
 // Values k .. k + 7 of row `row` of a row-major [n_rows, K] matrix; zeros past its rows or K.
 // vec: K is a multiple of 8 and the base 16-byte aligned, so a chunk is wholly inside or past K.
@@ -326,18 +312,20 @@ extern "C" int decode_supported(dtype_t t, size_t tokens, size_t dim, size_t hid
         snprintf(why, why_len, "dim %zu, hidden %zu: one block per 8 rows must fit in a grid", dim, hidden);
         return 0;
     }
-    if (gpu_compute_capability() < 80) {
-        snprintf(why, why_len, "mma.sync with bf16 or fp16 operands needs an sm_80 or newer GPU");
-        return 0;
-    }
     return 1;
 }
+
+extern "C" int decode_runs_here(void) { return gpu_compute_capability() >= 80; }
 
 static void decode_require(dtype_t t, size_t tokens, size_t dim, size_t hidden)
 {
     char why[256];
     if (!decode_supported(t, tokens, dim, hidden, why, sizeof why)) {
         fprintf(stderr, "error: decode kernels: %s\n", why);
+        exit(EXIT_BAD_INPUT);
+    }
+    if (!decode_runs_here()) {
+        fprintf(stderr, "error: decode kernels: mma.sync with bf16 or fp16 operands needs an sm_80 or newer GPU\n");
         exit(EXIT_BAD_INPUT);
     }
 }

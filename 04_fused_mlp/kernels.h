@@ -26,9 +26,12 @@ void launch_geglu(dtype_t t, const void *gate, const void *up, size_t ld, void *
 /* The decode rung: weight-streaming kernels for a few tokens (see kernels.cu).
  *   launch_decode_gate_up:  m[t, j] = gelu(x_t . Wg_j) * (x_t . Wu_j)   m is [tokens, hidden]
  *   launch_decode_down:     y[t, d] = m_t . Wd_d                       y is [tokens, dim]
- * decode_supported says whether they take this problem; when not, `why` gets one line. */
+ * decode_supported says whether they take this problem (dtype and shape only, no device query);
+ * when not, `why` gets one line. decode_runs_here says whether the device can run them (sm_80 or
+ * newer: mma.sync with bf16 or fp16 operands). */
 enum { DECODE_MAX_TOKENS = 16 };
 int decode_supported(dtype_t t, size_t tokens, size_t dim, size_t hidden, char *why, size_t why_len);
+int decode_runs_here(void);
 void launch_decode_gate_up(dtype_t t, const void *x, const void *wg, const void *wu, void *m,
                            size_t tokens, size_t dim, size_t hidden, cudaStream_t stream);
 void launch_decode_down(dtype_t t, const void *m, const void *wd, void *y, size_t tokens,

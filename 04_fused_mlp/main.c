@@ -138,8 +138,9 @@ static void print_launches(const model_t *md, int rung)
                "launch_geglu -> geglu_%s on the two halves; cublasGemmEx -> down GEMM kernel\n", dt);
         break;
     case EPILOGUE:
-        printf("launches per forward: launch_gemm_geglu -> our GEMM with the GeGLU epilogue (%s); "
-               "cublasGemmEx -> down GEMM kernel\n", gemm_geglu_path());
+        printf("launches per forward: launch_gemm_geglu -> our GEMM with the GeGLU epilogue (version %d, %s); "
+               "cublasGemmEx -> down GEMM kernel\n", gemm_geglu_default_version(),
+               gemm_geglu_default_version() ? gemm_geglu_version_info(gemm_geglu_default_version())->name : "none");
         break;
     case GRAPH:
         printf("launches per forward: cudaGraphLaunch -> the %d kernels of `%s`, captured once by the first "
@@ -220,7 +221,8 @@ static void fwd_epilogue(model_t *md)
 {
     mlp_t *m = &md->mlp;
     prof_range_push("gate_up_geglu");
-    launch_gemm_geglu(m->dtype, m->x, m->wg, m->wu, m->m, m->tokens, m->dim, m->hidden, m->stream);
+    launch_gemm_geglu(gemm_geglu_default_version(), m->dtype, m->x, m->wg, m->wu, m->m, m->tokens, m->dim, m->hidden,
+                      m->stream);
     LAUNCH_CHECK();
     prof_range_pop();
     prof_range_push("down_proj");
@@ -289,13 +291,21 @@ static void forward(void *ctx)
 /* 1 when the rung can run this problem here; else 0 with the reason in why. */
 static int rung_available(const mlp_t *m, int rung, char *why, size_t len)
 {
-    if (rung == EPILOGUE && !gemm_geglu_supported(m->dtype, m->tokens, m->dim, m->hidden)) {
-        snprintf(why, len, "our GeGLU GEMM does not take %s with M %zu, dim %zu, hidden %zu here "
-                 "(it needs bf16 or fp16, dim a multiple of 8, an sm_80 or newer GPU)",
-                 dtype_name(m->dtype), m->tokens, m->dim, m->hidden);
-        return 0;
+    if (rung == EPILOGUE) {
+        const int v = gemm_geglu_default_version();
+        if (!v) {
+            snprintf(why, len, "our GeGLU GEMM needs an sm_80 or newer GPU");
+            return 0;
+        }
+        return gemm_geglu_accepts(v, m->dtype, m->tokens, m->dim, m->hidden, why, len);
     }
-    if (rung == DECODE) return decode_supported(m->dtype, m->tokens, m->dim, m->hidden, why, len);
+    if (rung == DECODE) {
+        if (!decode_runs_here()) {
+            snprintf(why, len, "the decode kernels need an sm_80 or newer GPU");
+            return 0;
+        }
+        return decode_supported(m->dtype, m->tokens, m->dim, m->hidden, why, len);
+    }
     return 1;
 }
 

@@ -152,6 +152,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "error: decode kernels: %s\n", why);
         return EXIT_BAD_INPUT;
     }
+    if (!decode_runs_here()) {
+        fprintf(stderr, "error: decode kernels: mma.sync with bf16 or fp16 operands needs an sm_80 or newer GPU\n");
+        return EXIT_BAD_INPUT;
+    }
     const size_t T = (size_t)tokens, D = (size_t)dim, H = (size_t)hidden;
     /* 03's model, set up as 04's decode rung runs it: x, the weights (nn.Linear's init, the
      * stages' default seed), m, y and a stream; its size checked against the free memory. */

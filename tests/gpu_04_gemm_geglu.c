@@ -1,5 +1,10 @@
 /* GPU tests of 04_fused_mlp's GEMM with the GeGLU epilogue, m = gelu_tanh(x Wg^T) * (x Wu^T),
- * against the CPU reference in double on the same rounded inputs.
+ * against the CPU reference in double on the same rounded inputs: every version, bf16 and fp16;
+ * a version that cannot run on this GPU (or in this build) is a SKIP that says why.
+ *
+ *   gpu_04_gemm_geglu                       every version, small shapes and the article's
+ *   gpu_04_gemm_geglu --version N --small   version N on the small shapes only (the sanitizers)
+ *   gpu_04_gemm_geglu --versions            prints the version numbers, one a line
  *
  * Shapes are chosen to leave tails everywhere: M, hidden and dim that are not multiples of the
  * 128 x 128 x 32 tile, down to a single row, column and 16-byte chunk; then the article's shape,
@@ -13,6 +18,7 @@
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cuda_runtime.h>
 
@@ -29,7 +35,7 @@ static int have_gpu(void)
 
 /* Runs one problem and compares `nrows` rows (all rows when rows == NULL) with the reference.
  * Returns 0 when it passes; prints the numbers either way. */
-static int check_shape(dtype_t t, size_t M, size_t dim, size_t hidden, const size_t *rows,
+static int check_shape(int version, dtype_t t, size_t M, size_t dim, size_t hidden, const size_t *rows,
                        size_t nrows, uint64_t seed)
 {
     const size_t es = dtype_size(t);
@@ -65,7 +71,7 @@ static int check_shape(dtype_t t, size_t M, size_t dim, size_t hidden, const siz
     EXPECT(cudaMemcpy(dwu, wu_bits, hidden * dim * es, cudaMemcpyHostToDevice) == cudaSuccess, "copy Wu");
     EXPECT(cudaMemset(dm, 0xFF, M * hidden * es) == cudaSuccess, "poison m"); /* NaN everywhere */
 
-    launch_gemm_geglu(t, dx, dwg, dwu, dm, M, dim, hidden, 0);
+    launch_gemm_geglu(version, t, dx, dwg, dwu, dm, M, dim, hidden, 0);
     EXPECT(cudaGetLastError() == cudaSuccess, "launch");
     cudaError_t err = cudaDeviceSynchronize();
     EXPECT(err == cudaSuccess, "kernel: %s", cudaGetErrorString(err));
@@ -98,27 +104,29 @@ static int check_shape(dtype_t t, size_t M, size_t dim, size_t hidden, const siz
 }
 
 /* Smaller shapes: every row checked. (1, 8, 1) is one row, one column, one 16-byte chunk of K;
- * (2049, 136, 2055) has 17 x 17 tiles, more than a GPU has SMs, so a persistent kernel's CTAs
- * each walk several tiles, tails included. On Hopper, m goes out through TMA stores when hidden
- * is a multiple of 8 (512, 200, 1160 here; the others take the direct stores): (200, 96, 200)
- * and (1000, 264, 1160) have boxes that end past M and past hidden, which the engine clips; in
+ * (2049, 136, 2055) has 17 x 17 tiles, more than a GPU has SMs, so a persistent kernel's blocks
+ * each walk several tiles, tails included. Where m goes out through TMA stores (hidden a multiple
+ * of 8: 512, 200, 1160 here; the others take the direct stores), (200, 96, 200) and
+ * (1000, 264, 1160) have boxes that end past M and past hidden, which the engine clips; in
  * (60, 96, 200) the second consumer's 64 rows all lie past M. */
-static int check_small(dtype_t t)
+static int check_small(int version, dtype_t t)
 {
     static const size_t shapes[][3] = {
         {1, 8, 1},   {17, 24, 33},      {100, 72, 130}, {129, 264, 257},   {256, 768, 512},
         {300, 40, 7}, {2049, 136, 2055}, {200, 96, 200}, {1000, 264, 1160}, {60, 96, 200},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
-        EXPECT(gemm_geglu_supported(t, shapes[i][0], shapes[i][1], shapes[i][2]), "supported");
-        if (check_shape(t, shapes[i][0], shapes[i][1], shapes[i][2], NULL, 0, 100 + i)) return 1;
+        char why[256] = "";
+        EXPECT(gemm_geglu_accepts(version, t, shapes[i][0], shapes[i][1], shapes[i][2], why, sizeof why),
+               "refused: %s", why);
+        if (check_shape(version, t, shapes[i][0], shapes[i][1], shapes[i][2], NULL, 0, 100 + i)) return 1;
     }
     return 0;
 }
 
-/* The article's shape (64 x 128 tokens, 768 -> 3072), on rows at the edges of CTA tiles and
- * spread over the whole output. */
-static int check_article(dtype_t t)
+/* The article's shape (64 x 128 tokens, 768 -> 3072), on rows at the edges of tiles and spread
+ * over the whole output. */
+static int check_article(int version, dtype_t t)
 {
     const size_t M = 8192, dim = 768, hidden = 3072;
     size_t rows[48], n = 0;
@@ -126,61 +134,114 @@ static int check_article(dtype_t t)
     for (size_t k = 0; k < 16; k++) rows[n++] = 128 * (k * 37 % 64) + 127; /* last of a tile */
     for (size_t k = 0; k < 14; k++) rows[n++] = 128 * (k * 11 % 64) + 64;  /* second warp row */
     rows[n++] = 0, rows[n++] = M - 1;
-    EXPECT(gemm_geglu_supported(t, M, dim, hidden), "supported");
-    return check_shape(t, M, dim, hidden, rows, n, 7);
+    char why[256] = "";
+    EXPECT(gemm_geglu_accepts(version, t, M, dim, hidden, why, sizeof why), "refused: %s", why);
+    return check_shape(version, t, M, dim, hidden, rows, n, 7);
 }
 
-static int test_supported_conditions(void)
+/* Dtype and shape only: runs without a GPU. */
+static int test_accepts_conditions(void)
 {
-    if (!have_gpu()) SKIP("no CUDA GPU");
-    int major = 0;
-    EXPECT(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) == cudaSuccess, "attr");
-    if (major < 8) SKIP("needs sm_80 or newer");
-    printf("  path: %s\n", gemm_geglu_path());
-    EXPECT(gemm_geglu_supported(DTYPE_BF16, 8192, 768, 3072), "article shape, bf16");
-    EXPECT(gemm_geglu_supported(DTYPE_FP16, 8192, 768, 3072), "article shape, fp16");
-    EXPECT(!gemm_geglu_supported(DTYPE_FP32, 8192, 768, 3072), "fp32 has no path");
-    EXPECT(!gemm_geglu_supported(DTYPE_BF16, 8192, 772, 3072), "dim not a multiple of 8");
-    EXPECT(!gemm_geglu_supported(DTYPE_BF16, 0, 768, 3072), "empty M");
-    EXPECT(!gemm_geglu_supported(DTYPE_BF16, 8, 768, 0), "empty hidden");
-    EXPECT(!gemm_geglu_supported(DTYPE_BF16, (size_t)1 << 31, 768, 3072), "M past int");
+    char why[256];
+    EXPECT(gemm_geglu_n_versions() >= 5, "%d versions", gemm_geglu_n_versions());
+    EXPECT(!gemm_geglu_version_info(0) && !gemm_geglu_version_info(gemm_geglu_n_versions() + 1), "info outside 1..n");
+    EXPECT(!gemm_geglu_accepts(0, DTYPE_BF16, 8192, 768, 3072, why, sizeof why), "version 0 accepted");
+    for (int v = 1; v <= gemm_geglu_n_versions(); v++) {
+        const gemm_geglu_version *info = gemm_geglu_version_info(v);
+        EXPECT(info && info->number == v && info->name && info->idea && info->min_cc >= 80, "version %d's row", v);
+        why[0] = '\0';
+        EXPECT(gemm_geglu_accepts(v, DTYPE_BF16, 8192, 768, 3072, why, sizeof why), "v%d article bf16: %s", v, why);
+        EXPECT(gemm_geglu_accepts(v, DTYPE_FP16, 8192, 768, 3072, why, sizeof why), "v%d article fp16: %s", v, why);
+        EXPECT(!gemm_geglu_accepts(v, DTYPE_FP32, 8192, 768, 3072, why, sizeof why), "v%d: fp32 accepted", v);
+        EXPECT(why[0] != '\0', "v%d: no reason given", v);
+        EXPECT(!gemm_geglu_accepts(v, DTYPE_BF16, 8192, 772, 3072, why, sizeof why), "v%d: dim %% 8 != 0", v);
+        EXPECT(!gemm_geglu_accepts(v, DTYPE_BF16, 0, 768, 3072, why, sizeof why), "v%d: empty M", v);
+        EXPECT(!gemm_geglu_accepts(v, DTYPE_BF16, 8, 768, 0, why, sizeof why), "v%d: empty hidden", v);
+        EXPECT(!gemm_geglu_accepts(v, DTYPE_BF16, (size_t)1 << 31, 768, 3072, why, sizeof why), "v%d: M past int", v);
+        EXPECT(gemm_geglu_accepts(v, DTYPE_BF16, 8, 768, 3072, NULL, 0), "v%d: accepted without room for why", v);
+        EXPECT(!gemm_geglu_accepts(v, DTYPE_FP32, 8, 768, 3072, NULL, 0), "v%d: refused without room for why", v);
+    }
+    /* 65536 rows of tiles: past the grid's y limit for one block per tile, not for persistent blocks. */
+    const size_t tall = (size_t)65535 * 128 + 1;
+    EXPECT(!gemm_geglu_accepts(1, DTYPE_BF16, tall, 768, 128, why, sizeof why), "v1: %zu rows accepted", tall);
+    EXPECT(gemm_geglu_accepts(4, DTYPE_BF16, tall, 768, 128, why, sizeof why), "v4: %zu rows refused: %s", tall, why);
     return 0;
 }
 
-static int test_bf16_small(void)
+static int test_default_version(void)
 {
     if (!have_gpu()) SKIP("no CUDA GPU");
-    if (!gemm_geglu_supported(DTYPE_BF16, 1, 8, 1)) SKIP("needs sm_80 or newer");
-    return check_small(DTYPE_BF16);
+    const int v = gemm_geglu_default_version();
+    if (!v) SKIP("no version runs here (needs sm_80 or newer)");
+    printf("  default: version %d (%s)\n", v, gemm_geglu_version_info(v)->name);
+    EXPECT(gemm_geglu_runs_here(v), "the default does not run here");
+    for (int w = v + 1; w <= gemm_geglu_n_versions(); w++) EXPECT(!gemm_geglu_runs_here(w), "v%d runs, and is newer", w);
+    EXPECT(!gemm_geglu_runs_here(0) && !gemm_geglu_runs_here(gemm_geglu_n_versions() + 1), "versions outside 1..n");
+    return 0;
 }
 
-static int test_fp16_small(void)
+/* One version, one dtype, the small shapes or the article's: a PASS/FAIL/SKIP line of its own. */
+static void run_version(int version, dtype_t t, int article)
 {
-    if (!have_gpu()) SKIP("no CUDA GPU");
-    if (!gemm_geglu_supported(DTYPE_FP16, 1, 8, 1)) SKIP("needs sm_80 or newer");
-    return check_small(DTYPE_FP16);
+    static char skip_why[160];
+    const gemm_geglu_version *info = gemm_geglu_version_info(version);
+    char name[96];
+    snprintf(name, sizeof name, "gemm_geglu_%d_%s_%s_%s", version, info->name, dtype_name(t),
+             article ? "article_shape" : "small");
+    harness_skip_reason = NULL;
+    fflush(stdout);
+    int rc = 0;
+    if (!have_gpu()) {
+        harness_skip_reason = "no CUDA GPU";
+    } else if (!gemm_geglu_runs_here(version)) {
+        snprintf(skip_why, sizeof skip_why, "version %d needs sm_%d%s", version, info->min_cc,
+                 info->min_cc >= 90 ? " exactly, and this file built for sm_90a" : " or newer");
+        harness_skip_reason = skip_why;
+    } else {
+        rc = article ? check_article(version, t) : check_small(version, t);
+    }
+    if (rc) {
+        printf("FAIL %s\n", name);
+        harness_failed = 1;
+    } else if (harness_skip_reason) {
+        printf("SKIP %s: %s\n", name, harness_skip_reason);
+    } else {
+        printf("PASS %s\n", name);
+    }
+    fflush(stdout);
 }
 
-static int test_bf16_article_shape(void)
+int main(int argc, char **argv)
 {
-    if (!have_gpu()) SKIP("no CUDA GPU");
-    if (!gemm_geglu_supported(DTYPE_BF16, 1, 8, 1)) SKIP("needs sm_80 or newer");
-    return check_article(DTYPE_BF16);
-}
-
-static int test_fp16_article_shape(void)
-{
-    if (!have_gpu()) SKIP("no CUDA GPU");
-    if (!gemm_geglu_supported(DTYPE_FP16, 1, 8, 1)) SKIP("needs sm_80 or newer");
-    return check_article(DTYPE_FP16);
-}
-
-int main(void)
-{
-    TEST_RUN(test_supported_conditions);
-    TEST_RUN(test_bf16_small);
-    TEST_RUN(test_fp16_small);
-    TEST_RUN(test_bf16_article_shape);
-    TEST_RUN(test_fp16_article_shape);
+    int only = 0, small = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--versions")) {
+            for (int v = 1; v <= gemm_geglu_n_versions(); v++) printf("%d\n", v);
+            return 0;
+        } else if (!strcmp(argv[i], "--small")) {
+            small = 1;
+        } else if (!strcmp(argv[i], "--version") && i + 1 < argc) {
+            char *end;
+            const long v = strtol(argv[++i], &end, 10);
+            if (*end || v < 1 || v > gemm_geglu_n_versions()) {
+                fprintf(stderr, "gpu_04_gemm_geglu: error: --version takes 1..%d, not '%s'\n", gemm_geglu_n_versions(),
+                        argv[i]);
+                return 1;
+            }
+            only = (int)v;
+        } else {
+            fprintf(stderr, "gpu_04_gemm_geglu: error: unknown argument '%s' (--version N, --small, --versions)\n",
+                    argv[i]);
+            return 1;
+        }
+    }
+    TEST_RUN(test_accepts_conditions);
+    TEST_RUN(test_default_version);
+    const dtype_t types[] = {DTYPE_BF16, DTYPE_FP16};
+    const int shapes = small ? 1 : 2; /* the small shapes, then the article's */
+    for (int article = 0; article < shapes; article++)
+        for (int v = 1; v <= gemm_geglu_n_versions(); v++)
+            for (int d = 0; d < 2; d++)
+                if (!only || v == only) run_version(v, types[d], article);
     TEST_EXIT();
 }

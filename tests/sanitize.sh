@@ -7,7 +7,8 @@
 # Under a tool our own CUPTI trace turns itself off (the tool owns CUPTI), and the stages cut
 # their timing loops to one call and do not gate their steps; both say so.
 # 02's variants are cases of their own, so that a slow one (racecheck spends minutes in cuBLAS's
-# kernels) is named and the others still report.
+# kernels) is named and the others still report. Likewise each version of 04's GEMM with the
+# GeGLU epilogue (gpu_04_gemm_geglu --version N --small: its tail-heavy shapes, not the article's).
 # A subset: SANITIZE_TOOLS="racecheck initcheck" (default all four), SANITIZE_ONLY=REGEX (cases
 # whose label matches, e.g. "^04|gpu_04"). SANITIZE_LOGS=DIR keeps every run's whole output.
 # SANITIZE_CASE_LIMIT=SECONDS stops a run that takes longer and reports it INCOMPLETE: racecheck
@@ -60,8 +61,14 @@ one_tool() {  # every case under one tool
     [ -x bin/04_fused_mlp ] && check "$tool" "04 ladder 2x65 72->130" bin/04_fused_mlp --batch 2 --seq 65 --dim 72 --hidden 130 $small
     [ -x bin/04_fused_mlp ] && check "$tool" "04 decode 1x3 72->130" bin/04_fused_mlp --variant decode --batch 1 --seq 3 --dim 72 --hidden 130 $small
     for t in bin/tests/gpu_*; do
+        [ "$t" = bin/tests/gpu_04_gemm_geglu ] && continue  # below, one case per version
         [ -x "$t" ] && check "$tool" "$(basename "$t")" "$t"
     done
+    if [ -x bin/tests/gpu_04_gemm_geglu ]; then  # every version of the GEMM on its tail-heavy small shapes
+        for v in $(bin/tests/gpu_04_gemm_geglu --versions); do
+            check "$tool" "gpu_04_gemm_geglu version $v" bin/tests/gpu_04_gemm_geglu --version "$v" --small
+        done
+    fi
 }
 
 touch "$tmp/results"
