@@ -52,8 +52,13 @@ all: $(BUILT_STAGES) bin/ceilings bin/decode_timeline
 
 # A stage's objects: every .c and .cu in its directory.
 stage_obj = $(patsubst %.c,$(BUILD)/%.o,$(wildcard $(1)/*.c)) $(patsubst %.cu,$(BUILD)/%.cu.o,$(wildcard $(1)/*.cu))
-# A stage's code without its main, for stages and tests that build on it.
-stage_lib = $(filter-out $(BUILD)/$(1)/main.o,$(call stage_obj,$(1)))
+# A stage's code without its main, for stages and tests that build on it: main.c built a second
+# time with -DSTAGE_NO_MAIN keeps the stage's forwards and drops its main (common/stage.h).
+stage_lib = $(filter-out $(BUILD)/$(1)/main.o,$(call stage_obj,$(1))) \
+            $(if $(shell grep -l STAGE_MAIN $(1)/main.c),$(BUILD)/$(1)/main_lib.o)
+$(BUILD)/%/main_lib.o: %/main.c $(wildcard common/*.h) $(wildcard */*.h) | $(BUILD)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -DSTAGE_NO_MAIN -c -o $@ $<
 # 04_fused_mlp climbs from 03_simple_mlp's eager forward: it links that code, not a copy.
 STAGE_DEPS_04_fused_mlp := $(call stage_lib,03_simple_mlp)
 
@@ -133,8 +138,8 @@ test-cpu: $(CPU_TESTS)
 FUZZ_CC ?= clang
 FUZZ_FLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Icommon -fsanitize=fuzzer,address,undefined
 fuzz: bin/fuzz_cli
-bin/fuzz_cli: tests/fuzz_cli.c common/cli.c common/dtype.c common/cli.h common/dtype.h | bin
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz_cli.c common/cli.c common/dtype.c
+bin/fuzz_cli: tests/fuzz_cli.c common/cli.c common/dtype.c common/program.c common/cli.h common/dtype.h | bin
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz_cli.c common/cli.c common/dtype.c common/program.c
 
 clean:
 	rm -rf $(BUILD) bin .last_stage

@@ -28,6 +28,7 @@
 
 #include "blas.h"
 #include "check.h"
+#include "size.h"
 #include "cli.h"
 #include "dump.h"
 #include "gpu.h"
@@ -215,12 +216,12 @@ typedef struct {
 static void model_setup(model_t *m, host_inputs *h, uint64_t seed)
 {
     size_t es = dtype_size(m->dtype);
-    size_t nx = cli_mul(m->batch, m->in_dim, "batch x in_dim");
-    size_t nw = cli_mul(m->out_dim, m->in_dim, "out_dim x in_dim");
-    size_t ny = cli_mul(m->batch, m->out_dim, "batch x out_dim");
+    size_t nx = size_mul(m->batch, m->in_dim, "batch x in_dim");
+    size_t nw = size_mul(m->out_dim, m->in_dim, "out_dim x in_dim");
+    size_t ny = size_mul(m->batch, m->out_dim, "batch x out_dim");
     int copy = m->variant == V_TRANSPOSE_COPY;
     size_t elems = nx + nw * (copy ? 2 : 1) + m->out_dim + ny;
-    gpu_require_fits(cli_mul(elems, es, "buffer size") + (32u << 20), "x, W, b, y (and W^T) and the workspace");
+    gpu_require_fits(size_mul(elems, es, "buffer size") + (32u << 20), "x, W, b, y (and W^T) and the workspace");
     CUDA_CHECK(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
     CUDA_CHECK(cudaMalloc(&m->x, nx * es));
     CUDA_CHECK(cudaMalloc(&m->w, nw * es));
@@ -433,6 +434,18 @@ static void dump_arrays(const model_t *m, const char *dir)
     printf("dump: wrote x, w, b and %s as .npy files in %s/\n", y_name, dir);
 }
 
+/* The trace pass: this command line again, for one variant. */
+static void spawn_trace(int argc, char **argv, const char *variant)
+{
+    char **child = calloc((size_t)argc + 3, sizeof *child);
+    if (!child) exit(EXIT_BAD_INPUT);
+    for (int i = 0; i < argc; i++) child[i] = argv[i];
+    child[argc] = "--variant";
+    child[argc + 1] = (char *)variant;
+    prof_spawn_trace_pass(child);
+    free(child);
+}
+
 /* ---- one run of the schedule ------------------------------------------------------------- */
 
 
@@ -505,7 +518,7 @@ static run_result run_variant(model_t *m, const host_inputs *h, const common_arg
 
     report_step_files(&run, base, tag, a->plot);
     prof_free(&run);
-    if (a->trace) prof_spawn_trace_pass(argc, argv, variants[m->variant]);
+    if (a->trace) spawn_trace(argc, argv, variants[m->variant]);
     return res;
 }
 
@@ -641,7 +654,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!prof_trace_pass_open()) return 0; /* trace pass, and CUPTI unavailable: said why */
-    cli_mul(cli_mul((size_t)batch, (size_t)in_dim, "batch x in_dim"), (size_t)out_dim, "batch x in_dim x out_dim");
+    size_mul(size_mul((size_t)batch, (size_t)in_dim, "batch x in_dim"), (size_t)out_dim, "batch x in_dim x out_dim");
 
     gpu_info g;
     if (out_mkdirs(a.out_dir) != 0) return EXIT_BAD_INPUT; /* every input checked before the GPU */

@@ -1,5 +1,6 @@
 /* mlp.c (03_simple_mlp): the GeGLU MLP's setup, its eager forward, and its correctness check.
  * main.c runs and reports it; 04_fused_mlp links this file for its own variants. */
+#include "program.h"
 #include "mlp.h"
 
 #include <float.h>
@@ -9,7 +10,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "cli.h"
+#include "size.h"
 #include "gpu.h"
 #include "prof.h"
 #include "ref.h"
@@ -22,7 +23,7 @@ const char *const mlp_op_names[MLP_N_OPS] = {"gate_proj", "up_proj", "gelu", "mu
 static size_t add_sz(size_t a, size_t b, const char *what)
 {
     if (a > SIZE_MAX - b) {
-        fprintf(stderr, "error: %s overflows\n", what);
+        program_error("%s overflows", what);
         exit(EXIT_BAD_INPUT);
     }
     return a + b;
@@ -32,7 +33,7 @@ static void *host_alloc(size_t bytes)
 {
     void *p = malloc(bytes ? bytes : 1);
     if (!p) {
-        fprintf(stderr, "error: out of host memory (%.2f GB for the MLP's host copies)\n", (double)bytes / 1e9);
+        program_error("out of host memory (%.2f GB for the MLP's host copies)", (double)bytes / 1e9);
         exit(EXIT_BAD_INPUT);
     }
     return p;
@@ -51,29 +52,29 @@ void mlp_setup(mlp_t *m, dtype_t t, size_t tokens, size_t dim, size_t hidden, ui
 {
     *m = (mlp_t){.dtype = t, .tokens = tokens, .dim = dim, .hidden = hidden};
     if (tokens == 0 || dim == 0 || hidden == 0) {
-        fprintf(stderr, "error: the MLP needs at least 1 token, dim >= 1 and hidden >= 1 (got %zu, %zu, %zu)\n",
+        program_error("the MLP needs at least 1 token, dim >= 1 and hidden >= 1 (got %zu, %zu, %zu)",
                 tokens, dim, hidden);
         exit(EXIT_BAD_INPUT);
     }
     if (tokens > INT_MAX || dim > INT_MAX || hidden > INT_MAX) { /* cuBLAS takes int dimensions */
-        fprintf(stderr, "error: tokens %zu, dim %zu, hidden %zu: cuBLAS takes dimensions up to %d\n",
+        program_error("tokens %zu, dim %zu, hidden %zu: cuBLAS takes dimensions up to %d",
                 tokens, dim, hidden, INT_MAX);
         exit(EXIT_BAD_INPUT);
     }
     size_t e = dtype_size(t);
-    size_t n_x = cli_mul(tokens, dim, "tokens x dim");
-    size_t n_w = cli_mul(dim, hidden, "dim x hidden");
-    size_t n_h = cli_mul(tokens, hidden, "tokens x hidden");
+    size_t n_x = size_mul(tokens, dim, "tokens x dim");
+    size_t n_w = size_mul(dim, hidden, "dim x hidden");
+    size_t n_h = size_mul(tokens, hidden, "tokens x hidden");
     /* x and y, three weights, four intermediates; plus the two plans' 32 MB cuBLASLt workspaces */
-    size_t elems = add_sz(add_sz(cli_mul(n_x, 2, "x and y"), cli_mul(n_w, 3, "the weights"), "the MLP's size"),
-                          cli_mul(n_h, 4, "the intermediates"), "the MLP's size");
-    gpu_require_fits(add_sz(cli_mul(elems, e, "the MLP's bytes"), 64u << 20, "the MLP's bytes"),
+    size_t elems = add_sz(add_sz(size_mul(n_x, 2, "x and y"), size_mul(n_w, 3, "the weights"), "the MLP's size"),
+                          size_mul(n_h, 4, "the intermediates"), "the MLP's size");
+    gpu_require_fits(add_sz(size_mul(elems, e, "the MLP's bytes"), 64u << 20, "the MLP's bytes"),
                      "x, the three weights, gate, up, h, m and y");
-    size_t host_floats = add_sz(n_x, cli_mul(n_w, 3, "the weights"), "the host copies");
-    cli_mul(host_floats, sizeof(float), "the host copies");
+    size_t host_floats = add_sz(n_x, size_mul(n_w, 3, "the weights"), "the host copies");
+    size_mul(host_floats, sizeof(float), "the host copies");
 
     CUDA_CHECK(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
-    void **big[] = {&m->gate, &m->up, &m->h, &m->m};
+    void **big[] = {&m->gate, &m->up, &m->act, &m->prod};
     for (int i = 0; i < 4; i++) CUDA_CHECK(cudaMalloc(big[i], n_h * e));
     CUDA_CHECK(cudaMalloc(&m->x, n_x * e));
     CUDA_CHECK(cudaMalloc(&m->y, n_x * e));
@@ -99,7 +100,7 @@ void mlp_setup(mlp_t *m, dtype_t t, size_t tokens, size_t dim, size_t hidden, ui
 
 void mlp_free(mlp_t *m)
 {
-    void *dev[] = {m->x, m->wg, m->wu, m->wd, m->gate, m->up, m->h, m->m, m->y};
+    void *dev[] = {m->x, m->wg, m->wu, m->wd, m->gate, m->up, m->act, m->prod, m->y};
     for (int i = 0; i < 9; i++) CUDA_CHECK(cudaFree(dev[i]));
     if (m->planned) {
         lt_plan_free(&m->plan_in);
@@ -113,55 +114,6 @@ void mlp_free(mlp_t *m)
     free(m->hwu);
     free(m->hwd);
     *m = (mlp_t){0};
-}
-
-/* ---- the forward ------------------------------------------------------------------------ */
-
-/* The handle, then one plan per GEMM shape: descriptors, the heuristic query that picks the
- * kernel, a workspace. Once: every later call goes straight to the launch. (cublasGemmEx, the
- * classic API, makes that choice inside every call, and at a few tokens that CPU time is most
- * of the forward.) */
-static void plan_gemms(mlp_t *m)
-{
-    size_t M = m->tokens, D = m->dim, H = m->hidden;
-    CUBLASLT_CHECK(cublasLtCreate(&m->lt));
-    /* w_kn = 0: y[M, N] = x[M, K] . W^T with W stored [N, K], read through the transpose flag
-     * instead of a transposed copy (02_linear shows why that costs nothing) */
-    if (lt_plan_init(&m->plan_in, m->lt, m->dtype, 0, M, H, D, 1, CUBLASLT_EPILOGUE_DEFAULT, NULL) != 0 ||
-        lt_plan_init(&m->plan_down, m->lt, m->dtype, 0, M, D, H, 1, CUBLASLT_EPILOGUE_DEFAULT, NULL) != 0)
-        exit(EXIT_BAD_INPUT);
-    m->planned = 1;
-}
-
-void mlp_run_op(mlp_t *m, mlp_op op)
-{
-    size_t n = m->tokens * m->hidden;
-    if (op != MLP_GELU && op != MLP_MUL && !m->planned) plan_gemms(m);
-    switch (op) {
-    case MLP_GATE: lt_plan_run(&m->plan_in, 1.0f, m->x, m->wg, 0.0f, m->gate, m->gate, m->stream); break;
-    case MLP_UP: lt_plan_run(&m->plan_in, 1.0f, m->x, m->wu, 0.0f, m->up, m->up, m->stream); break;
-    case MLP_GELU:
-        launch_gelu_tanh(m->dtype, m->gate, m->h, n, m->stream);
-        LAUNCH_CHECK();
-        break;
-    case MLP_MUL:
-        launch_mul(m->dtype, m->h, m->up, m->m, n, m->stream);
-        LAUNCH_CHECK();
-        break;
-    default: lt_plan_run(&m->plan_down, 1.0f, m->m, m->wd, 0.0f, m->y, m->y, m->stream); break;
-    }
-}
-
-/* PyTorch eager, op by op: each result goes to device memory and the next op reads it back. */
-void mlp_forward_eager(mlp_t *m)
-{
-    prof_range_push("mlp_fwd");
-    for (int op = 0; op < MLP_N_OPS; op++) {
-        prof_range_push(mlp_op_names[op]);
-        mlp_run_op(m, (mlp_op)op);
-        prof_range_pop();
-    }
-    prof_range_pop();
 }
 
 /* ---- correctness ------------------------------------------------------------------------ */
@@ -199,7 +151,7 @@ static void reference(const mlp_t *m, size_t row0, size_t rows, double *out, dou
 {
     if (ref_geglu_mlp_rows(m->hx, m->hwg, m->hwu, m->hwd, m->dim, m->hidden, row0, rows, out,
                            scale, smallest_normal(m->dtype)) != 0) {
-        fprintf(stderr, "error: out of host memory for the reference\n");
+        program_error("out of host memory for the reference");
         exit(EXIT_BAD_INPUT);
     }
 }
@@ -213,7 +165,7 @@ double mlp_check(mlp_t *m, void (*forward)(void *ctx), void *ctx)
 {
     size_t M = m->tokens, D = m->dim, e = dtype_size(m->dtype);
     size_t n_h = M * m->hidden;
-    void *poisoned[] = {m->gate, m->up, m->h, m->m};
+    void *poisoned[] = {m->gate, m->up, m->act, m->prod};
     for (int i = 0; i < 4; i++) /* all-ones bits: NaN in every dtype */
         CUDA_CHECK(cudaMemsetAsync(poisoned[i], 0xFF, n_h * e, m->stream));
     CUDA_CHECK(cudaMemsetAsync(m->y, 0xFF, M * D * e, m->stream));

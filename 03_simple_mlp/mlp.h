@@ -2,9 +2,9 @@
  *
  *   gate = x Wg^T     [M, hidden]    a cuBLAS GEMM
  *   up   = x Wu^T     [M, hidden]    a cuBLAS GEMM
- *   h    = gelu(gate) [M, hidden]    our elementwise kernel (tanh approximation)
- *   m    = h * up     [M, hidden]    our elementwise kernel
- *   y    = m Wd^T     [M, dim]       a cuBLAS GEMM
+ *   act  = gelu(gate) [M, hidden]    our elementwise kernel (tanh approximation)
+ *   prod = act * up   [M, hidden]    our elementwise kernel
+ *   y    = prod Wd^T  [M, dim]       a cuBLAS GEMM
  *
  * x is [M, dim] with M = batch * seq tokens; Wg and Wu are [hidden, dim] and Wd is [dim, hidden],
  * nn.Linear's layout (no biases). 04_fused_mlp builds its variants on this: the same model, the
@@ -40,7 +40,8 @@ typedef struct mlp_t {
      * destroyed by mlp_free. */
     cublasHandle_t blas;
     void *x, *wg, *wu, *wd;      /* device: inputs and weights */
-    void *gate, *up, *h, *m, *y; /* device: the intermediates eager writes, and the output */
+    void *gate, *up, *act, *prod, *y; /* device: the intermediates eager writes (act = gelu(gate),
+                                       * prod = act * up), and the output */
     float *hx, *hwg, *hwu, *hwd; /* host: dtype-rounded copies, exactly what the GPU holds */
 } mlp_t;
 
@@ -54,11 +55,14 @@ extern const char *const mlp_op_names[MLP_N_OPS]; /* "gate_proj", "up_proj", "ge
 void mlp_setup(mlp_t *m, dtype_t t, size_t tokens, size_t dim, size_t hidden, uint64_t seed);
 void mlp_free(mlp_t *m);
 
-/* One operation alone, on m->stream, without ranges (the per-op timing uses it). */
+/* The lesson of 03_simple_mlp, defined in its main.c (04_fused_mlp links that file built with
+ * -DSTAGE_NO_MAIN, so both stages run the very code a reader of 03 reads):
+ * mlp_run_op runs one operation alone, on m->stream, without ranges; mlp_forward_eager is the
+ * eager forward: 5 kernels, each in its own range, all inside "mlp_fwd". The first GEMM creates
+ * the cuBLASLt handle and plans both GEMM shapes. */
 void mlp_run_op(mlp_t *m, mlp_op op);
-/* The eager forward: 5 kernels, each in its own range, all inside "mlp_fwd". The first GEMM
- * creates the cuBLASLt handle and plans both GEMM shapes. */
 void mlp_forward_eager(mlp_t *m);
+
 
 /* Poisons y and every intermediate with NaN, runs forward(ctx) once, and compares y with the
  * CPU reference in double: every row at small shapes, 16 spread rows (first and last included)

@@ -28,6 +28,7 @@
 #include "../03_simple_mlp/mlp.h"
 #include "blas.h"
 #include "check.h"
+#include "size.h"
 #include "cli.h"
 #include "dump.h"
 #include "gemm_geglu.h"
@@ -189,7 +190,7 @@ static void fwd_fused_geglu(model_t *md)
     mlp_run_op(m, MLP_UP);
     prof_range_pop();
     prof_range_push("geglu"); /* separate buffers: one flat array of M * hidden */
-    launch_geglu(m->dtype, m->gate, m->up, 0, m->m, 1, m->tokens * m->hidden, m->stream);
+    launch_geglu(m->dtype, m->gate, m->up, 0, m->prod, 1, m->tokens * m->hidden, m->stream);
     LAUNCH_CHECK();
     prof_range_pop();
     prof_range_push("down_proj");
@@ -209,7 +210,7 @@ static void fwd_merged(model_t *md)
     blas_gemm(m->blas, m->dtype, 0, m->tokens, 2 * H, m->dim, 1.0f, m->x, md->wgu, 0.0f, md->gu, 1);
     prof_range_pop();
     prof_range_push("geglu");
-    launch_geglu(m->dtype, md->gu, (char *)md->gu + H * e, 2 * H, m->m, m->tokens, H, m->stream);
+    launch_geglu(m->dtype, md->gu, (char *)md->gu + H * e, 2 * H, m->prod, m->tokens, H, m->stream);
     LAUNCH_CHECK();
     prof_range_pop();
     prof_range_push("down_proj");
@@ -221,8 +222,8 @@ static void fwd_epilogue(model_t *md)
 {
     mlp_t *m = &md->mlp;
     prof_range_push("gate_up_geglu");
-    launch_gemm_geglu(gemm_geglu_default_version(), m->dtype, m->x, m->wg, m->wu, m->m, m->tokens, m->dim, m->hidden,
-                      m->stream);
+    launch_gemm_geglu(gemm_geglu_default_version(), m->dtype, m->x, m->wg, m->wu, m->prod, m->tokens, m->dim,
+                      m->hidden, m->stream);
     LAUNCH_CHECK();
     prof_range_pop();
     prof_range_push("down_proj");
@@ -234,11 +235,11 @@ static void fwd_decode_kernels(model_t *md)
 {
     mlp_t *m = &md->mlp;
     prof_range_push("decode_gate_up");
-    launch_decode_gate_up(m->dtype, m->x, m->wg, m->wu, m->m, m->tokens, m->dim, m->hidden, m->stream);
+    launch_decode_gate_up(m->dtype, m->x, m->wg, m->wu, m->prod, m->tokens, m->dim, m->hidden, m->stream);
     LAUNCH_CHECK();
     prof_range_pop();
     prof_range_push("decode_down");
-    launch_decode_down(m->dtype, m->m, m->wd, m->y, m->tokens, m->hidden, m->dim, m->stream);
+    launch_decode_down(m->dtype, m->prod, m->wd, m->y, m->tokens, m->hidden, m->dim, m->stream);
     LAUNCH_CHECK();
     prof_range_pop();
 }
@@ -328,7 +329,7 @@ static void rung_prepare_capturing(model_t *md, int rung, int captured)
     if (rung == MERGED || (rung == GRAPH && captured == MERGED)) {
         /* [Wg; Wu]: Wg's rows, then Wu's; built once here, as a model would store it. */
         size_t e = dtype_size(m->dtype), w = m->hidden * m->dim * e, out = m->tokens * m->hidden * e;
-        gpu_require_fits(cli_mul(w + out, 2, "the merged weight and output"), "the merged [Wg; Wu] and its output");
+        gpu_require_fits(size_mul(w + out, 2, "the merged weight and output"), "the merged [Wg; Wu] and its output");
         CUDA_CHECK(cudaMalloc(&md->wgu, 2 * w));
         CUDA_CHECK(cudaMalloc(&md->gu, 2 * out));
         CUDA_CHECK(cudaMemcpy(md->wgu, m->wg, w, cudaMemcpyDeviceToDevice));
@@ -404,6 +405,18 @@ static void dump_arrays(const model_t *md, const char *dir)
         if (dump_device_array(dir, arrays[i].name, m->dtype, arrays[i].shape, 2, arrays[i].dev) != 0)
             exit(EXIT_BAD_INPUT);
     printf("dump: wrote x, wg, wu, wd and %s as .npy files in %s/\n", y_name, dir);
+}
+
+/* The trace pass: this command line again, for one variant. */
+static void spawn_trace(int argc, char **argv, const char *variant)
+{
+    char **child = calloc((size_t)argc + 3, sizeof *child);
+    if (!child) exit(EXIT_BAD_INPUT);
+    for (int i = 0; i < argc; i++) child[i] = argv[i];
+    child[argc] = "--variant";
+    child[argc + 1] = (char *)variant;
+    prof_spawn_trace_pass(child);
+    free(child);
 }
 
 /* ---- one timed run of one rung ---------------------------------------------------------- */
@@ -484,7 +497,7 @@ static rung_result run_rung(model_t *md, const common_args *a, const gpu_info *g
 
     report_step_files(&run, base, tag, a->plot);
     prof_free(&run);
-    if (a->trace) prof_spawn_trace_pass(argc, argv, variants[md->rung]);
+    if (a->trace) spawn_trace(argc, argv, variants[md->rung]);
     return res;
 }
 
@@ -637,7 +650,7 @@ int main(int argc, char **argv)
     common_args a;
     cli_parse(argc, argv, &spec, &a);
     if (!prof_trace_pass_open()) return 0; /* trace pass, and CUPTI unavailable: said why */
-    size_t tokens = cli_mul((size_t)batch, (size_t)seq, "batch x seq");
+    size_t tokens = size_mul((size_t)batch, (size_t)seq, "batch x seq");
 
     gpu_info g;
     if (out_mkdirs(a.out_dir) != 0) return EXIT_BAD_INPUT; /* every input checked before the GPU */

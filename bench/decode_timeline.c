@@ -162,7 +162,7 @@ int main(int argc, char **argv)
     mlp_t mlp;
     mlp_setup(&mlp, t, T, D, H, 1234);
     const void *x = mlp.x, *wg = mlp.wg, *wu = mlp.wu, *wd = mlp.wd;
-    void *m = mlp.m, *y = mlp.y;
+    void *m = mlp.prod, *y = mlp.y;
     cudaStream_t s = mlp.stream;
     /* One plain forward first: module loading stays out of the capture. */
     launch_decode_gate_up(t, x, wg, wu, m, T, D, H, s);

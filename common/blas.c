@@ -1,3 +1,4 @@
+#include "program.h"
 #include "blas.h"
 
 #include <stdio.h>
@@ -71,7 +72,7 @@ int lt_plan_init(lt_plan *p, cublasLtHandle_t h, dtype_t t, int w_kn, size_t M, 
                                                        p->d_layout, pref, 1, &result, &found);
     CUBLASLT_CHECK(cublasLtMatmulPreferenceDestroy(pref));
     if (st != CUBLAS_STATUS_SUCCESS || found == 0) {
-        fprintf(stderr, "error: cuBLASLt has no algorithm for this matmul (M=%zu N=%zu K=%zu): %s\n",
+        program_error("cuBLASLt has no algorithm for this matmul (M=%zu N=%zu K=%zu): %s",
                 M, N, K, cublasGetStatusString(st));
         lt_plan_free(p);
         return -1;

@@ -1,40 +1,30 @@
 #include "cli.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Shared flags: their getopt ids sit above any character so they never clash with stage flags,
- * which get ids STAGE_BASE + index. */
-enum {
-    OPT_VARIANT = 1000, OPT_DTYPE, OPT_SEED, OPT_WAIT, OPT_WARMUP_STEPS, OPT_ACTIVE, OPT_STEPS,
-    OPT_WARMUP, OPT_SWEEP, OPT_NO_TRACE, OPT_NO_PLOT, OPT_NO_CHECK, OPT_OUT, OPT_DUMP, OPT_HELP,
-    STAGE_BASE = 2000
-};
+#include "program.h"
 
-static const struct option shared_opts[] = {
-    {"variant", required_argument, NULL, OPT_VARIANT},
-    {"dtype", required_argument, NULL, OPT_DTYPE},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {"wait", required_argument, NULL, OPT_WAIT},
-    {"warmup-steps", required_argument, NULL, OPT_WARMUP_STEPS},
-    {"active", required_argument, NULL, OPT_ACTIVE},
-    {"steps", required_argument, NULL, OPT_STEPS},
-    {"warmup", required_argument, NULL, OPT_WARMUP},
-    {"sweep", no_argument, NULL, OPT_SWEEP},
-    {"no-trace", no_argument, NULL, OPT_NO_TRACE},
-    {"no-plot", no_argument, NULL, OPT_NO_PLOT},
-    {"no-check", no_argument, NULL, OPT_NO_CHECK},
-    {"out", required_argument, NULL, OPT_OUT},
-    {"dump", required_argument, NULL, OPT_DUMP},
-    {"help", no_argument, NULL, OPT_HELP},
-};
-#define N_SHARED (int)(sizeof shared_opts / sizeof shared_opts[0])
-#define MAX_STAGE_OPTS 16
 #define MAX_STEPS 100000
+
+/* The stages' shared flags; `given` is the bit common_args.given records. */
+typedef struct {
+    const char *name;
+    int takes_value;
+    unsigned given;
+} shared_flag;
+
+static const shared_flag shared_flags[] = {
+    {"variant", 1, GIVEN_VARIANT},   {"dtype", 1, GIVEN_DTYPE},        {"seed", 1, GIVEN_SEED},
+    {"wait", 1, GIVEN_WAIT},         {"warmup-steps", 1, GIVEN_WARMUP_STEPS},
+    {"active", 1, GIVEN_ACTIVE},     {"steps", 1, GIVEN_ACTIVE},       {"warmup", 1, GIVEN_WARMUP},
+    {"sweep", 0, GIVEN_SWEEP},       {"no-trace", 0, GIVEN_NO_TRACE},  {"no-plot", 0, GIVEN_NO_PLOT},
+    {"no-check", 0, GIVEN_NO_CHECK}, {"out", 1, GIVEN_OUT},            {"dump", 1, GIVEN_DUMP},
+};
+#define N_SHARED (int)(sizeof shared_flags / sizeof shared_flags[0])
 
 /* The message quotes what the user typed: control characters in it become '?', so the
  * message stays one line whatever the input. */
@@ -94,153 +84,216 @@ static int parse_seed(const char *s, uint64_t *out, char *err, size_t len)
     return 0;
 }
 
+static const char *all_name(const stage_spec *spec) { return spec->all_name ? spec->all_name : "all"; }
+
 static void print_help(const stage_spec *spec, const common_args *d)
 {
-    printf("usage: %s [FLAGS]\n%s\n\nvariants (--variant NAME, or 'all' to compare them in one run):\n",
-           spec->stage, spec->summary);
-    for (int i = 0; spec->variants[i]; i++)
-        printf("  %-16s %s%s\n", spec->variants[i], spec->variant_help[i], i == 0 ? " (default)" : "");
-    printf("\nstage flags:\n");
+    printf("usage: %s [FLAGS]\n%s\n", spec->stage, spec->summary);
+    printf("Flags are written in full (--name VALUE or --name=VALUE); abbreviations are refused.\n");
+    if (!spec->own_flags_only && spec->variants) {
+        printf("\n  --variant NAME   which forward to run (default %s):\n", spec->variants[0]);
+        for (int i = 0; spec->variants[i]; i++)
+            printf("      %-14s %s\n", spec->variants[i], spec->variant_help[i]);
+        if (!spec->all_name) printf("      %-14s every variant above in one run, then a comparison\n", "all");
+    }
+    if (spec->n_opts) printf("\n%s flags:\n", spec->own_flags_only ? "flags" : "stage");
     for (int i = 0; i < spec->n_opts; i++) {
         const stage_opt *o = &spec->opts[i];
-        printf("  --%-14s %s (default %lld, %lld..%lld)\n", o->name, o->help, *o->value, o->min, o->max);
+        char name[64];
+        snprintf(name, sizeof name, "%s%s", o->name, o->kind == FLAG_SWITCH ? "" : o->kind == FLAG_WORD ? " TEXT" : " N");
+        if (o->kind == FLAG_WHOLE)
+            printf("  --%-16s %s (default %lld, %lld..%lld)%s\n", name, o->help, *o->value, o->min, o->max,
+                   o->swept ? "; --sweep varies it" : "");
+        else
+            printf("  --%-16s %s\n", name, o->help);
     }
+    printf("  --%-16s this text\n", "help");
+    if (spec->own_flags_only) return;
     printf("\nshared flags:\n"
-           "  --dtype T        bf16 | fp16 | fp32 storage, fp32 accumulation (default %s)\n"
-           "  --seed N         seed of the random inputs (default %llu)\n"
-           "  --wait N         schedule: steps run but not recorded (default %d)\n"
-           "  --warmup-steps N schedule: steps run, recorded, then discarded (default %d)\n"
-           "  --active N       schedule: steps recorded as ProfileStep#N (default %d)\n"
-           "  --steps N        the same as --active, e.g. --steps 100 for a distribution\n"
-           "  --warmup N       untimed iterations before the schedule; 0 keeps step 0 cold (default %d)\n"
-           "  --sweep          sweep the stage's sizes instead of one run (crossover plot)\n"
-           "  --no-trace       skip the CUPTI trace pass (.json timeline and .txt table)\n"
-           "  --no-plot        skip the gnuplot figures\n"
-           "  --no-check       skip the check against the CPU reference\n"
-           "  --out DIR        output directory (default traces/%s)\n"
-           "  --dump DIR       write inputs, weights and output as .npy files (for compare/)\n"
-           "  --help           this text\n",
+           "  --dtype T          bf16 | fp16 | fp32 storage, fp32 accumulation (default %s)\n"
+           "  --seed N           seed of the random inputs (default %llu)\n"
+           "  --wait N           schedule: steps run but not recorded (default %d)\n"
+           "  --warmup-steps N   schedule: steps run, recorded, then discarded (default %d)\n"
+           "  --active N         schedule: steps recorded as ProfilerStep#N (default %d)\n"
+           "  --steps N          the same as --active, e.g. --steps 100 for a distribution\n"
+           "  --warmup N         untimed iterations before the schedule; 0 keeps step 0 cold (default %d)\n"
+           "  --sweep            sweep the stage's sizes instead of one run (crossover plot); takes\n"
+           "                     --steps (default 10 there), --dtype, --seed, --variant, --out, --no-*\n"
+           "  --no-trace         skip the CUPTI trace pass (.json timeline and .txt table)\n"
+           "  --no-plot          skip the gnuplot figures\n"
+           "  --no-check         skip the check against the CPU reference\n"
+           "  --out DIR          output directory (default traces/%s)\n"
+           "  --dump DIR         write inputs, weights and output as .npy files (for compare/)\n",
            dtype_name(d->dtype), (unsigned long long)d->seed, d->sched.wait, d->sched.warmup_steps,
            d->sched.active, d->sched.warmup, spec->stage);
 }
 
 static int find_variant(const stage_spec *spec, const char *name)
 {
-    if (strcmp(name, "all") == 0) return 1;
+    if (!spec->variants) return 0;
+    if (strcmp(name, all_name(spec)) == 0) return 1;
     for (int i = 0; spec->variants[i]; i++)
         if (strcmp(spec->variants[i], name) == 0) return 1;
     return 0;
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+/* The flag `typed` (without its dashes, `len` characters) names: the index of a shared flag
+ * (0..N_SHARED-1), of an own flag (N_SHARED + i), of --help (-2), or -1 with the message set. */
+static int lookup(const stage_spec *spec, const char *arg, const char *typed, size_t len, char *err, size_t err_len)
+{
+    const char *names[N_SHARED + 64 + 1];
+    int ids[N_SHARED + 64 + 1], n = 0;
+    if (!spec->own_flags_only)
+        for (int i = 0; i < N_SHARED; i++) names[n] = shared_flags[i].name, ids[n++] = i;
+    for (int i = 0; i < spec->n_opts && i < 64; i++) names[n] = spec->opts[i].name, ids[n++] = N_SHARED + i;
+    names[n] = "help", ids[n++] = -2;
+
+    for (int i = 0; i < n; i++)
+        if (strlen(names[i]) == len && strncmp(names[i], typed, len) == 0) return ids[i];
+    const char *could[N_SHARED + 64 + 1];
+    int n_could = 0;
+    for (int i = 0; i < n; i++)
+        if (len > 0 && strncmp(names[i], typed, len) == 0) could[n_could++] = names[i];
+    if (n_could == 0) {
+        set_err(err, err_len, "unknown flag '%s' (see --help)", arg);
+        return -1;
+    }
+    qsort(could, (size_t)n_could, sizeof *could, by_name);
+    char list[512] = "";
+    for (int i = 0; i < n_could; i++) {
+        size_t used = strlen(list);
+        snprintf(list + used, sizeof list - used, "%s--%s", i ? ", " : "", could[i]);
+    }
+    if (n_could == 1) set_err(err, err_len, "unknown flag '%.*s' (abbreviations are refused: write %s)",
+                              (int)(len + 2), arg, list);
+    else set_err(err, err_len, "ambiguous flag '%.*s' (could be %s)", (int)(len + 2), arg, list);
+    return -1;
+}
+
+static int set_shared(const stage_spec *spec, int id, const char *value, common_args *args, char *err, size_t err_len)
+{
+    const char *flag = shared_flags[id].name;
+    long long v;
+    switch (shared_flags[id].given) {
+    case GIVEN_VARIANT:
+        if (!find_variant(spec, value)) {
+            set_err(err, err_len, "--variant: unknown variant '%s' (see --help)", value);
+            return -1;
+        }
+        args->variant = value;
+        return 0;
+    case GIVEN_DTYPE:
+        if (dtype_parse(value, &args->dtype) != 0) {
+            set_err(err, err_len, "--dtype: unknown dtype '%s' (bf16, fp16 or fp32)", value);
+            return -1;
+        }
+        return 0;
+    case GIVEN_SEED: return parse_seed(value, &args->seed, err, err_len);
+    case GIVEN_WAIT:
+    case GIVEN_WARMUP_STEPS:
+    case GIVEN_WARMUP:
+    case GIVEN_ACTIVE: {
+        unsigned g = shared_flags[id].given;
+        if (parse_whole(flag, value, g == GIVEN_ACTIVE ? 1 : 0, MAX_STEPS, &v, err, err_len)) return -1;
+        int *dst = g == GIVEN_WAIT ? &args->sched.wait : g == GIVEN_WARMUP_STEPS ? &args->sched.warmup_steps
+                 : g == GIVEN_WARMUP ? &args->sched.warmup : &args->sched.active;
+        *dst = (int)v;
+        return 0;
+    }
+    case GIVEN_SWEEP: args->sweep = 1; return 0;
+    case GIVEN_NO_TRACE: args->trace = 0; return 0;
+    case GIVEN_NO_PLOT: args->plot = 0; return 0;
+    case GIVEN_NO_CHECK: args->check = 0; return 0;
+    default: { /* --out, --dump */
+        char *dst = shared_flags[id].given == GIVEN_OUT ? args->out_dir : args->dump_dir;
+        if (*value == '\0' || strlen(value) >= sizeof args->out_dir - 64) {
+            set_err(err, err_len, "--%s: directory name empty or too long", flag);
+            return -1;
+        }
+        snprintf(dst, sizeof args->out_dir, "%s", value);
+        return 0;
+    }
+    }
 }
 
 int cli_parse_args(int argc, char **argv, const stage_spec *spec, common_args *args, char *err,
                    size_t err_len)
 {
     *args = (common_args){
-        .variant = spec->variants[0], .dtype = DTYPE_BF16, .seed = 1234,
+        .variant = spec->variants ? spec->variants[0] : NULL, .dtype = DTYPE_BF16, .seed = 1234,
         .sched = {.wait = 1, .warmup_steps = 1, .active = 3, .warmup = 0},
         .trace = 1, .plot = 1, .check = 1,
     };
     snprintf(args->out_dir, sizeof args->out_dir, "traces/%s", spec->stage);
-    if (spec->n_opts > MAX_STAGE_OPTS) {
-        set_err(err, err_len, "internal: too many stage flags");
+    if (spec->n_opts > 32) {
+        set_err(err, err_len, "internal: too many flags");
         return CLI_ERROR;
     }
-
-    struct option opts[N_SHARED + MAX_STAGE_OPTS + 1];
-    memcpy(opts, shared_opts, sizeof shared_opts);
-    for (int i = 0; i < spec->n_opts; i++)
-        opts[N_SHARED + i] = (struct option){spec->opts[i].name, required_argument, NULL, STAGE_BASE + i};
-    opts[N_SHARED + spec->n_opts] = (struct option){0};
-
-    optind = 0; /* full re-initialisation, so tests can parse many command lines */
-    opterr = 0;
-    long long v;
-    for (;;) {
-        int prev = optind ? optind : 1;
-        int c = getopt_long(argc, argv, "+:", opts, NULL);
-        if (c == -1) break;
-        const char *arg = optarg;
-        switch (c) {
-        case OPT_VARIANT:
-            if (!find_variant(spec, arg)) {
-                set_err(err, err_len, "--variant: unknown variant '%s' (see --help)", arg);
-                return CLI_ERROR;
-            }
-            args->variant = arg;
-            break;
-        case OPT_DTYPE:
-            if (dtype_parse(arg, &args->dtype) != 0) {
-                set_err(err, err_len, "--dtype: unknown dtype '%s' (bf16, fp16 or fp32)", arg);
-                return CLI_ERROR;
-            }
-            break;
-        case OPT_SEED:
-            if (parse_seed(arg, &args->seed, err, err_len)) return CLI_ERROR;
-            break;
-        case OPT_WAIT:
-        case OPT_WARMUP_STEPS:
-        case OPT_WARMUP:
-        case OPT_ACTIVE:
-        case OPT_STEPS: {
-            const char *flag = opts[c - OPT_VARIANT].name;
-            long long min = (c == OPT_ACTIVE || c == OPT_STEPS) ? 1 : 0;
-            if (parse_whole(flag, arg, min, MAX_STEPS, &v, err, err_len)) return CLI_ERROR;
-            if (c == OPT_WAIT) args->sched.wait = (int)v;
-            else if (c == OPT_WARMUP_STEPS) args->sched.warmup_steps = (int)v;
-            else if (c == OPT_WARMUP) args->sched.warmup = (int)v;
-            else args->sched.active = (int)v;
-            break;
-        }
-        case OPT_SWEEP: args->sweep = 1; break;
-        case OPT_NO_TRACE: args->trace = 0; break;
-        case OPT_NO_PLOT: args->plot = 0; break;
-        case OPT_NO_CHECK: args->check = 0; break;
-        case OPT_OUT:
-        case OPT_DUMP: {
-            char *dst = c == OPT_OUT ? args->out_dir : args->dump_dir;
-            if (*arg == '\0' || strlen(arg) >= sizeof args->out_dir - 64) {
-                set_err(err, err_len, "--%s: directory name empty or too long", c == OPT_OUT ? "out" : "dump");
-                return CLI_ERROR;
-            }
-            snprintf(dst, sizeof args->out_dir, "%s", arg);
-            break;
-        }
-        case OPT_HELP: print_help(spec, args); return CLI_HELP;
-        case ':':
-            set_err(err, err_len, "%s needs a value", argv[prev]);
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
+            if (arg[0] == '-' && arg[1] != '\0') set_err(err, err_len, "unknown flag '%s' (see --help)", arg);
+            else set_err(err, err_len, "unexpected argument '%s' (flags start with --; see --help)", arg);
             return CLI_ERROR;
-        case '?':
-            set_err(err, err_len, "unknown flag '%s' (see --help)", argv[prev]);
+        }
+        const char *typed = arg + 2, *eq = strchr(typed, '=');
+        size_t len = eq ? (size_t)(eq - typed) : strlen(typed);
+        int id = lookup(spec, arg, typed, len, err, err_len);
+        if (id == -1) return CLI_ERROR;
+        if (id == -2) {
+            if (eq) {
+                set_err(err, err_len, "--help takes no value");
+                return CLI_ERROR;
+            }
+            print_help(spec, args);
+            return CLI_HELP;
+        }
+        const stage_opt *own = id >= N_SHARED ? &spec->opts[id - N_SHARED] : NULL;
+        int takes_value = own ? own->kind != FLAG_SWITCH : shared_flags[id].takes_value;
+        const char *name = own ? own->name : shared_flags[id].name;
+        const char *value = ""; /* a switch has none */
+        if (!takes_value && eq) {
+            set_err(err, err_len, "--%s takes no value", name);
             return CLI_ERROR;
-        default: {
-            const stage_opt *o = &spec->opts[c - STAGE_BASE];
-            if (parse_whole(o->name, arg, o->min, o->max, o->value, err, err_len)) return CLI_ERROR;
         }
+        if (takes_value) {
+            if (eq) value = eq + 1;
+            else if (i + 1 < argc) value = argv[++i];
+            else {
+                set_err(err, err_len, "--%s needs a value", name);
+                return CLI_ERROR;
+            }
         }
-    }
-    if (optind < argc) {
-        set_err(err, err_len, "unexpected argument '%s' (flags start with --; see --help)", argv[optind]);
-        return CLI_ERROR;
+        if (!own) {
+            if (set_shared(spec, id, value, args, err, err_len)) return CLI_ERROR;
+            args->given |= shared_flags[id].given;
+            continue;
+        }
+        if (own->kind == FLAG_WHOLE && parse_whole(own->name, value, own->min, own->max, own->value, err, err_len))
+            return CLI_ERROR;
+        if (own->kind == FLAG_SWITCH) *own->value = 1;
+        if (own->kind == FLAG_WORD) {
+            if (*value == '\0') {
+                set_err(err, err_len, "--%s needs a value, got an empty one", own->name);
+                return CLI_ERROR;
+            }
+            *own->word = value;
+        }
+        args->given_own |= 1u << (id - N_SHARED);
     }
     return CLI_OK;
 }
 
 void cli_parse(int argc, char **argv, const stage_spec *spec, common_args *args)
 {
-    char err[256];
+    char err[512];
+    program_set_name(spec->stage);
     int rc = cli_parse_args(argc, argv, spec, args, err, sizeof err);
     if (rc == CLI_HELP) exit(0);
     if (rc == CLI_ERROR) {
-        fprintf(stderr, "%s: error: %s\n", spec->stage, err);
+        program_error("%s", err);
         exit(1);
     }
-}
-
-size_t cli_mul(size_t a, size_t b, const char *what)
-{
-    if (a != 0 && b > SIZE_MAX / a) {
-        fprintf(stderr, "error: %s overflows (%zu x %zu)\n", what, a, b);
-        exit(1);
-    }
-    return a * b;
 }

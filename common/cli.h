@@ -1,7 +1,12 @@
-/* cli.h: the flags every stage shares, plus the stage's own, parsed strictly.
+/* cli.h: one flag parser for every program here (the stages and bench/), strict.
  *
- * A stage describes itself in a stage_spec (its variants and its own numeric flags); cli_parse
- * handles the shared flags, --help, and every kind of bad input with one line and exit code 1.
+ * A program describes its flags in a stage_spec; cli_parse_args handles them, the shared flags
+ * of the stages, --help, and every kind of bad input with one line.
+ *
+ * One rule for spelling: a flag is written in full, as `--name value` or `--name=value`.
+ * Abbreviations are refused, naming the flags they could mean ("ambiguous flag '--s' (could be
+ * --seed, --size, --steps)"), so a command line in a script means the same after a flag is
+ * added.
  */
 #ifndef CLI_H
 #define CLI_H
@@ -10,16 +15,18 @@
 #include <stdint.h>
 
 #include "dtype.h"
+#include "schedule.h"
 
-/* The articles' profiler schedule: `wait` steps run untraced, `warmup_steps` run traced-but-
- * discarded, `active` steps are recorded (ProfileStep#N). `warmup` iterations run before all of
- * it, untimed: 0 (the default) keeps the first step cold, as in the articles. */
-typedef struct {
-    int wait, warmup_steps, active, warmup;
-} schedule_t;
+/* The shared flags of the stages, as bits of common_args.given. */
+enum {
+    GIVEN_VARIANT = 1 << 0, GIVEN_DTYPE = 1 << 1, GIVEN_SEED = 1 << 2, GIVEN_WAIT = 1 << 3,
+    GIVEN_WARMUP_STEPS = 1 << 4, GIVEN_ACTIVE = 1 << 5, GIVEN_WARMUP = 1 << 6, GIVEN_SWEEP = 1 << 7,
+    GIVEN_NO_TRACE = 1 << 8, GIVEN_NO_PLOT = 1 << 9, GIVEN_NO_CHECK = 1 << 10, GIVEN_OUT = 1 << 11,
+    GIVEN_DUMP = 1 << 12,
+};
 
 typedef struct {
-    const char *variant; /* one of the stage's variants, or "all" */
+    const char *variant; /* one of the stage's variants, or the name that runs them all */
     dtype_t dtype;
     uint64_t seed;
     schedule_t sched;
@@ -29,35 +36,46 @@ typedef struct {
     int check;    /* correctness check against the CPU reference (on unless --no-check) */
     char out_dir[512]; /* traces/<stage> unless --out DIR */
     char dump_dir[512]; /* --dump DIR: inputs, weights and output as .npy files; "" if not given */
+    unsigned given;     /* GIVEN_* bits: the shared flags on the command line */
+    unsigned given_own; /* bit i: the program's own flag i was on the command line */
 } common_args;
 
-/* A stage's own numeric flag, e.g. --size: a whole number in [min, max]. */
+/* A program's own flag:
+ *   FLAG_WHOLE   --name N, a whole number in [min, max] into *value (which holds the default)
+ *   FLAG_SWITCH  --name, sets *value to 1
+ *   FLAG_WORD    --name TEXT into *word (which holds the default, or NULL); the program checks it
+ * swept: --sweep varies this quantity itself, so the two together are refused. */
+typedef enum { FLAG_WHOLE, FLAG_SWITCH, FLAG_WORD } flag_kind;
 typedef struct {
     const char *name;
-    long long *value; /* holds the default on entry */
+    long long *value;
     long long min, max;
     const char *help;
+    flag_kind kind;
+    const char **word;
+    int swept;
 } stage_opt;
 
 typedef struct {
-    const char *stage;   /* "01_matmul_add" */
+    const char *stage;   /* "01_matmul_add": the program's name in --help and in every error */
     const char *summary; /* one line for --help */
     const char *const *variants; /* NULL-terminated; the first is the default */
     const char *const *variant_help; /* one line per variant */
     const stage_opt *opts;
     int n_opts;
+    const char *all_name; /* the --variant value that runs every variant: "all" when NULL */
+    int own_flags_only;   /* a tool, not a stage: only its own flags and --help */
 } stage_spec;
 
 enum { CLI_OK = 0, CLI_ERROR = 1, CLI_HELP = 2 };
 
-/* Parses argv into args and the stage's option values. Returns CLI_OK, CLI_HELP (after printing
- * the help to stdout), or CLI_ERROR with a one-line message in err. Never exits: tests call it. */
+/* Parses argv into args and the program's own flag values. Returns CLI_OK, CLI_HELP (after
+ * printing the help to stdout), or CLI_ERROR with a one-line message in err. Never exits: tests
+ * call it. */
 int cli_parse_args(int argc, char **argv, const stage_spec *spec, common_args *args, char *err,
                    size_t err_len);
-/* The same for programs: prints the error to stderr and exits 1, or exits 0 after --help. */
+/* The same for programs: names the program for program_error, prints an error as
+ * "<program>: error: ..." and exits 1, or exits 0 after --help. */
 void cli_parse(int argc, char **argv, const stage_spec *spec, common_args *args);
-
-/* a * b, or exit 1 with "error: <what> overflows" when the product does not fit in size_t. */
-size_t cli_mul(size_t a, size_t b, const char *what);
 
 #endif

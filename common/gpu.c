@@ -1,3 +1,4 @@
+#include "program.h"
 #include "gpu.h"
 
 #include <stdio.h>
@@ -62,7 +63,7 @@ void gpu_require_fits(size_t bytes, const char *what)
     CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     /* keep a margin for cuBLAS workspaces and the CUDA context's own allocations */
     if (bytes > free_b / 100 * 95) {
-        fprintf(stderr, "error: %s needs %.2f GB of device memory, %.2f GB free of %.2f GB\n",
+        program_error("%s needs %.2f GB of device memory, %.2f GB free of %.2f GB",
                 what, (double)bytes / 1e9, (double)free_b / 1e9, (double)total_b / 1e9);
         exit(EXIT_BAD_INPUT);
     }

@@ -1,3 +1,4 @@
+#include "program.h"
 #include "npy.h"
 
 #include <errno.h>
@@ -47,7 +48,7 @@ int npy_write(const char *path, dtype_t t, const size_t *shape, int ndim, const 
 {
     size_t bytes;
     if (npy_nbytes(t, shape, ndim, &bytes) != 0) {
-        fprintf(stderr, "error: %s: %d dimensions or their product is out of range\n", path, ndim);
+        program_error("%s: %d dimensions or their product is out of range", path, ndim);
         return -1;
     }
 
@@ -185,7 +186,7 @@ int npy_read(const char *path, char *descr, size_t descr_len, size_t *shape, int
     *bytes = 0;
     FILE *f = fopen(path, "rb");
     if (!f) {
-        fprintf(stderr, "error: cannot read %s: %s\n", path, strerror(errno));
+        program_error("cannot read %s: %s", path, strerror(errno));
         return -1;
     }
     const char *why = NULL;
@@ -237,7 +238,7 @@ int npy_read(const char *path, char *descr, size_t descr_len, size_t *shape, int
     return 0;
 
 fail:
-    fprintf(stderr, "error: %s: %s\n", path, why);
+    program_error("%s: %s", path, why);
     free(header);
     free(*data);
     *data = NULL;

@@ -1,3 +1,4 @@
+#include "program.h"
 #include "prof.h"
 
 #include <spawn.h>
@@ -30,7 +31,7 @@ static void *xcalloc(size_t n, size_t size)
 {
     void *p = calloc(n, size);
     if (!p) {
-        fprintf(stderr, "error: out of host memory\n");
+        program_error("out of host memory");
         exit(EXIT_BAD_INPUT);
     }
     return p;
@@ -116,7 +117,7 @@ void prof_step_begin(prof_run *r, int step)
         if (r->traced) trace_record_begin();
     }
     char label[32];
-    snprintf(label, sizeof label, "ProfileStep#%d", step);
+    snprintf(label, sizeof label, "ProfilerStep#%d", step);
     prof_range_push(label);
 
     /* Under a tool launches are serialised: the gate would wait out its timeout every step. */
@@ -255,24 +256,19 @@ int prof_trace_pass_open(void)
     return trace_open();
 }
 
-void prof_spawn_trace_pass(int argc, char **argv, const char *variant)
+void prof_spawn_trace_pass(char *const *argv)
 {
     const char *owner = trace_cupti_owner(); /* a second process would only be traced by it again */
     if (owner) {
         printf("trace: CUPTI is in use by another tool (%s); no trace pass\n", owner);
         return;
     }
-    char **child_argv = xcalloc((size_t)argc + 3, sizeof *child_argv);
-    for (int i = 0; i < argc; i++) child_argv[i] = argv[i];
-    child_argv[argc] = "--variant";
-    child_argv[argc + 1] = (char *)variant;
     setenv(TRACE_PASS_ENV, "1", 1);
     fflush(stdout);
     fflush(stderr);
     pid_t pid;
-    int rc = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, child_argv, environ);
+    int rc = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ);
     unsetenv(TRACE_PASS_ENV);
-    free(child_argv);
     if (rc != 0) {
         printf("trace: could not start the trace pass: %s\n", strerror(rc));
         return;

@@ -6,7 +6,7 @@
  *   prof_run run;
  *   prof_init(&run, &args.sched, stream);
  *   for (int s = 0; s < run.n_steps; s++) {
- *       prof_step_begin(&run, s);   NVTX "ProfileStep#s"; host clock and CUDA event start
+ *       prof_step_begin(&run, s);   NVTX "ProfilerStep#s"; host clock and CUDA event start
  *       forward(&model);            the lesson; it names its ranges with prof_range_push/pop
  *       prof_step_end(&run, s);     host clock stops: CPU dispatch time; event: GPU time
  *   }
@@ -27,7 +27,7 @@
 
 #include <cuda_runtime.h>
 
-#include "cli.h"
+#include "schedule.h"
 #include "stats.h"
 
 typedef enum { PHASE_WAIT, PHASE_WARMUP, PHASE_ACTIVE } phase_t;
@@ -100,8 +100,8 @@ double prof_now_us(void);
  * CUPTI is unavailable (the caller then exits quietly). */
 int prof_is_trace_pass(void);
 int prof_trace_pass_open(void);
-/* Runs argv again with `--variant variant` appended, in a fresh process with tracing on, and
- * waits for it. Skips (with one line) when another tool owns CUPTI. */
-void prof_spawn_trace_pass(int argc, char **argv, const char *variant);
+/* Runs this program again with the NULL-terminated argv (argv[0] included), in a fresh process
+ * with tracing on, and waits for it. Skips (with one line) when another tool owns CUPTI. */
+void prof_spawn_trace_pass(char *const *argv);
 
 #endif

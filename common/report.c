@@ -9,7 +9,7 @@ void report_steps(const prof_run *r)
     printf("%5s  %-13s %-7s %12s %12s\n", "step", "label", "phase", "cpu_us", "gpu_us");
     for (int s = 0; s < r->n_steps; s++) {
         char label[32];
-        snprintf(label, sizeof label, "ProfileStep#%d", s);
+        snprintf(label, sizeof label, "ProfilerStep#%d", s);
         printf("%5d  %-13s %-7s %12.2f %12.2f%s\n", s, label, prof_phase_name(prof_phase(r, s)),
                r->cpu_us[s], r->gpu_us[s],
                r->traced ? "" : r->gated[s] ? "" : "  (gpu_us includes CPU gaps: first step)");

@@ -50,6 +50,18 @@ typedef struct {
 
 /* Fills up to `max` rows sorted by total time; returns the number of distinct kernels. */
 int trace_kernel_rows(trace_kernel_row *rows, int max);
+/* What the trace saw per kernel name under each range: the range is the innermost user range
+ * around the kernel's launch that is not a ProfilerStep#N step ("" when the step is the only
+ * one), so 03's "gate_proj" row holds the GEMM that gate_proj launched. */
+typedef struct {
+    char range[64];
+    char kernel[256];
+    int calls;
+    double total_us, median_us;
+} trace_op_kernel;
+
+/* Fills up to `max` (range, kernel) rows sorted by total time; returns the number of pairs. */
+int trace_kernel_ops(trace_op_kernel *rows, int max);
 /* Kernels (plus memcpy and memset operations) recorded inside the range named `name`
  * (e.g. "ProfileStep#2"); -1 if no such range was recorded. */
 int trace_gpu_ops_in_range(const char *name, int *kernels, int *memcpys, int *memsets);

@@ -501,6 +501,11 @@ int trace_kernel_rows(trace_kernel_row *rows, int max)
     return tracer.built ? trace_model_kernel_rows(tracer.model, rows, max) : 0;
 }
 
+int trace_kernel_ops(trace_op_kernel *rows, int max)
+{
+    return tracer.built ? trace_model_kernel_ops(tracer.model, rows, max) : 0;
+}
+
 int trace_gpu_ops_in_range(const char *name, int *kernels, int *memcpys, int *memsets)
 {
     if (!tracer.built)

@@ -13,6 +13,9 @@
 /* From libstdc++ (the programs link -lstdc++): turns "_Z3addPfi" into "add(float*, int)". */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *length, int *status);
 
+/* The steps' ranges, "ProfilerStep#2", as torch.profiler names them. */
+#define STEP_RANGE_PREFIX "ProfilerStep#"
+
 typedef enum { CPU_RANGE, CPU_RUNTIME, CPU_DRIVER } cpu_kind;
 
 /* A range of ours or an API call: both are slices on a CPU thread and nest there. */
@@ -66,6 +69,8 @@ struct trace_model {
     double self_cpu_total_us, self_cuda_total_us;
     trace_kernel_row *kernels;
     size_t n_kernels;
+    trace_op_kernel *kernel_ops;
+    size_t n_kernel_ops;
 };
 
 /* ---- adding records ------------------------------------------------------------------- */
@@ -129,6 +134,7 @@ void trace_model_free(trace_model *m)
     free(m->devices);
     free(m->table);
     free(m->kernels);
+    free(m->kernel_ops);
     free(m->process_name);
     free(m);
 }
@@ -513,6 +519,88 @@ static int build_kernel_rows(trace_model *m)
     return 0;
 }
 
+static bool is_step_range(const char *name)
+{
+    return strncmp(name, STEP_RANGE_PREFIX, strlen(STEP_RANGE_PREFIX)) == 0;
+}
+
+/* The innermost range around launch call `launch` that is not a step, -1 if none. */
+static ptrdiff_t user_op_of_launch(const trace_model *m, ptrdiff_t launch)
+{
+    ptrdiff_t op = launch >= 0 ? m->cpu[launch].op : -1;
+    while (op >= 0 && is_step_range(m->cpu[op].name))
+        op = parent_op(m, op);
+    return op;
+}
+
+typedef struct {
+    const char *range, *kernel;
+    double us;
+} kernel_under_range;
+
+static int compare_kernel_under_range(const void *pa, const void *pb)
+{
+    const kernel_under_range *a = pa, *b = pb;
+    int by_range = strcmp(a->range, b->range);
+    if (by_range != 0)
+        return by_range;
+    int by_kernel = strcmp(a->kernel, b->kernel);
+    if (by_kernel != 0)
+        return by_kernel;
+    return (a->us > b->us) - (a->us < b->us);
+}
+
+static int compare_kernel_ops(const void *pa, const void *pb)
+{
+    const trace_op_kernel *a = pa, *b = pb;
+    if (a->total_us != b->total_us)
+        return a->total_us < b->total_us ? 1 : -1;
+    int by_range = strcmp(a->range, b->range);
+    return by_range ? by_range : strcmp(a->kernel, b->kernel);
+}
+
+/* Per (range, kernel) pair: calls, total and median. Sorting the kernels by range, name and
+ * duration makes each pair one run of equal keys, its durations already in order. */
+static int build_kernel_ops(trace_model *m)
+{
+    kernel_under_range *all = malloc((m->n_gpu + 1) * sizeof *all);
+    m->kernel_ops = calloc(m->n_gpu + 1, sizeof *m->kernel_ops);
+    if (!all || !m->kernel_ops) {
+        free(all);
+        return -1;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < m->n_gpu; i++) {
+        const gpu_event *e = &m->gpu[i];
+        if (e->rec.kind != TRACE_GPU_KERNEL)
+            continue;
+        ptrdiff_t op = user_op_of_launch(m, e->launch);
+        all[n++] = (kernel_under_range){op >= 0 ? m->cpu[op].name : "", e->name,
+                                        (double)(e->rec.end_ns - e->rec.start_ns) / 1e3};
+    }
+    qsort(all, n, sizeof *all, compare_kernel_under_range);
+    size_t pairs = 0;
+    for (size_t first = 0, last; first < n; first = last) {
+        double total = 0;
+        for (last = first; last < n && strcmp(all[last].range, all[first].range) == 0 &&
+                           strcmp(all[last].kernel, all[first].kernel) == 0;
+             last++)
+            total += all[last].us;
+        size_t calls = last - first;
+        const kernel_under_range *mid = &all[first + calls / 2];
+        trace_op_kernel *out = &m->kernel_ops[pairs++];
+        snprintf(out->range, sizeof out->range, "%s", all[first].range);
+        snprintf(out->kernel, sizeof out->kernel, "%s", all[first].kernel);
+        out->calls = (int)calls;
+        out->total_us = total;
+        out->median_us = calls % 2 ? mid->us : (mid[-1].us + mid->us) / 2;
+    }
+    free(all);
+    m->n_kernel_ops = pairs;
+    qsort(m->kernel_ops, pairs, sizeof *m->kernel_ops, compare_kernel_ops);
+    return 0;
+}
+
 int trace_model_build(trace_model *m)
 {
     if (m->built)
@@ -523,7 +611,7 @@ int trace_model_build(trace_model *m)
     drop_api_calls_outside_window(m);
     clip_overhead(m);
     if (nest_cpu_events(m) != 0 || link_gpu_work(m) != 0 || build_table(m) != 0 ||
-        build_kernel_rows(m) != 0) {
+        build_kernel_rows(m) != 0 || build_kernel_ops(m) != 0) {
         fprintf(stderr, "trace: out of memory while building the trace\n");
         return -1;
     }
@@ -551,6 +639,13 @@ int trace_model_kernel_rows(const trace_model *m, trace_kernel_row *rows, int ma
     for (size_t i = 0; i < m->n_kernels && (int)i < max; i++)
         rows[i] = m->kernels[i];
     return (int)m->n_kernels;
+}
+
+int trace_model_kernel_ops(const trace_model *m, trace_op_kernel *rows, int max)
+{
+    for (size_t i = 0; i < m->n_kernel_ops && (int)i < max; i++)
+        rows[i] = m->kernel_ops[i];
+    return (int)m->n_kernel_ops;
 }
 
 static bool op_inside_range_named(const trace_model *m, ptrdiff_t op, const char *name)

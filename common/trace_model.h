@@ -97,8 +97,10 @@ void trace_model_print_table(const trace_model *m, FILE *out, int max_rows);
 const trace_table_row *trace_model_table(const trace_model *m, size_t *count);
 void trace_model_totals(const trace_model *m, double *self_cpu_us, double *self_cuda_us);
 
-/* As trace_kernel_rows and trace_gpu_ops_in_range of trace.h (the latter returns the kernels). */
+/* As trace_kernel_rows, trace_kernel_ops and trace_gpu_ops_in_range of trace.h (the last
+ * returns the kernels). */
 int trace_model_kernel_rows(const trace_model *m, trace_kernel_row *rows, int max);
+int trace_model_kernel_ops(const trace_model *m, trace_op_kernel *rows, int max);
 int trace_model_gpu_ops_in_range(const trace_model *m, const char *name, int *kernels,
                                  int *memcpys, int *memsets);
 

@@ -43,5 +43,32 @@ expect stray-argument 1 "unexpected argument" stray
 expect unwritable-out 1 "cannot create output directory" --out /dev/null/x
 expect control-chars 1 "unknown variant 'a?b'" --variant "$(printf 'a\nb')"
 
+# The parser's rules hold for every program; what follows them, for stages run by common/stage.c.
+expect ambiguous 1 "ambiguous flag '--s' (could be --seed" --s 64
+expect abbreviation 1 "abbreviations are refused: write --dtype" --dty fp16
+expect sweep-value 1 "--sweep takes no value" --sweep=1
+if ! grep -q STAGE_MAIN "$(dirname "$0")/../$name/main.c" 2>/dev/null; then
+    echo "SKIP $name driver-contract: main.c does not run on common/stage.c yet"
+    exit 0
+fi
+expect sweep-wait 1 "--sweep does not take --wait" --sweep --wait 0
+expect sweep-warmup 1 "--sweep does not take --warmup" --sweep --warmup 2
+expect sweep-dump 1 "--sweep does not take --dump" --sweep --dump d
+expect error-prefix 1 "$name: error: --out: cannot create output directory" --out /dev/null/x
+expect dump-unwritable 1 "--dump: cannot create output directory" --dump /dev/null/x
+
+# Bad input is refused before the GPU is asked for (exit 1 even without one) and creates nothing.
+tmpd=$(mktemp -d)
+"$bin" --out "$tmpd/o" --dump /dev/null/x >/dev/null 2>&1
+rc=$?
+if [ "$rc" -eq 1 ] && [ ! -e "$tmpd/o" ]; then echo "PASS $name refused-creates-nothing"
+else echo "FAIL $name refused-creates-nothing: exit $rc, $(ls "$tmpd")"; fi
+if ! { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; }; then
+    "$bin" --out "$tmpd/w" --no-trace >/dev/null 2>&1
+    if [ ! -e "$tmpd/w" ]; then echo "PASS $name waived-creates-nothing"
+    else echo "FAIL $name waived-creates-nothing: $tmpd/w was made"; fi
+fi
+rm -rf "$tmpd"
+
 # No GPU here: a valid command is waived (exit 2) with one line, never a crash.
 no_gpu_waived "$name" "waived: a CUDA GPU is required" "$bin" --no-trace --no-plot

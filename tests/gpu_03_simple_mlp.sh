@@ -87,7 +87,7 @@ bad_case() {
     local rc=$?
     if [ "$rc" -eq 2 ]; then
         echo "SKIP $label: $(grep -m1 waived "$tmp/log")"
-    elif [ "$rc" -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "^error: " "$tmp/err"; then
+    elif [ "$rc" -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "^$stage: error: " "$tmp/err"; then
         echo "PASS $label: $(cat "$tmp/err")"
     else
         echo "FAIL $label: exit $rc, stderr: $(head -c 300 "$tmp/err")"

@@ -5,12 +5,13 @@
 
 #include "cli.h"
 #include "harness.h"
+#include "size.h"
 
 static long long size_v, batch_v;
 static const char *const variants[] = {"eager", "fused", NULL};
 static const char *const variant_help[] = {"two kernels", "one kernel"};
 static const stage_opt opts[] = {
-    {"size", &size_v, 1, 32768, "matrix size"},
+    {"size", &size_v, 1, 32768, "matrix size", FLAG_WHOLE, NULL, 1},
     {"batch", &batch_v, 1, 64, "batch"},
 };
 static const stage_spec spec = {"test_stage", "a test", variants, variant_help, opts, 2};
@@ -79,6 +80,12 @@ static int test_bad_flags(void)
     common_args a;
     char err[256];
     EXPECT_BAD("unknown flag '--sise'", "--sise", "64");
+    EXPECT_BAD("ambiguous flag '--s' (could be --seed, --size, --steps, --sweep)", "--s", "64");
+    EXPECT_BAD("ambiguous flag '--s' (could be", "--s=64");
+    EXPECT_BAD("unknown flag '--siz' (abbreviations are refused: write --size)", "--siz", "64");
+    EXPECT_BAD("--sweep takes no value", "--sweep=1");
+    EXPECT_BAD("--no-trace takes no value", "--no-trace=yes");
+    EXPECT_BAD("--help takes no value", "--help=1");
     EXPECT_BAD("unknown flag '-s'", "-s", "64");
     EXPECT_BAD("--size needs a value", "--size");
     EXPECT_BAD("'abc' is not a whole number", "--size", "abc");
@@ -108,6 +115,18 @@ static int test_bad_flags(void)
     return 0;
 }
 
+/* What --sweep refuses is the driver's business; the parser records what was given. */
+static int test_given(void)
+{
+    common_args a;
+    char err[256];
+    EXPECT(parse(&a, err, "--sweep", "--size", "128", "--wait", "0", END) == CLI_OK, "%s", err);
+    EXPECT(a.given & GIVEN_SWEEP && a.given & GIVEN_WAIT && !(a.given & GIVEN_ACTIVE), "given %x", a.given);
+    EXPECT(a.given_own == 1u, "own flags given %x", a.given_own);
+    EXPECT(parse(&a, err, "--steps", "5", END) == CLI_OK && a.given & GIVEN_ACTIVE, "--steps is --active");
+    return 0;
+}
+
 static int test_help(void)
 {
     common_args a;
@@ -124,16 +143,16 @@ static int test_help(void)
 
 static int test_mul(void)
 {
-    EXPECT(cli_mul(3, 5, "x") == 15, "3 x 5");
-    EXPECT(cli_mul(0, SIZE_MAX, "x") == 0, "0 x max");
-    EXPECT(cli_mul(SIZE_MAX / 2, 2, "x") == SIZE_MAX - 1, "the largest product that fits");
+    EXPECT(size_mul(3, 5, "x") == 15, "3 x 5");
+    EXPECT(size_mul(0, SIZE_MAX, "x") == 0, "0 x max");
+    EXPECT(size_mul(SIZE_MAX / 2, 2, "x") == SIZE_MAX - 1, "the largest product that fits");
     /* a product that overflows size_t: exit 1 with one line, in a child */
     fflush(stdout);
     pid_t pid = fork();
     EXPECT(pid >= 0, "fork");
     if (pid == 0) {
         if (!freopen("/dev/null", "w", stderr)) _exit(3);
-        cli_mul(SIZE_MAX / 2 + 1, 2, "x");
+        size_mul(SIZE_MAX / 2 + 1, 2, "x");
         _exit(0); /* not reached when the overflow is caught */
     }
     int status;
@@ -147,6 +166,7 @@ int main(void)
     TEST_RUN(test_defaults);
     TEST_RUN(test_good_flags);
     TEST_RUN(test_bad_flags);
+    TEST_RUN(test_given);
     TEST_RUN(test_help);
     TEST_RUN(test_mul);
     TEST_EXIT();

@@ -62,7 +62,8 @@ static int captured_lines(void)
     unsigned char *text = slurp(in_dir("stderr.txt"), &len);
     int lines = 0;
     for (size_t i = 0; text && i < len; i++) lines += text[i] == '\n';
-    int starts_with_error = text && len > 7 && memcmp(text, "error: ", 7) == 0;
+    /* the program's name first (program_error), here the default one */
+    int starts_with_error = text && len > 16 && memcmp(text, "program: error: ", 16) == 0;
     free(text);
     return starts_with_error ? lines : -1;
 }
@@ -265,7 +266,7 @@ static int test_bad_input(void)
     int rc = npy_write(path, DTYPE_FP32, shape, 1, &v);
     int lines = captured_lines();
     EXPECT(rc == -1, "unwritable directory: -1");
-    EXPECT(lines == 1, "unwritable directory: one line starting with 'error: ', got %d", lines);
+    EXPECT(lines == 1, "unwritable directory: one line starting with 'program: error: ', got %d", lines);
 
     capture_stderr();
     rc = npy_write(in_dir("too_many.npy"), DTYPE_FP32, shape, NPY_MAX_NDIM + 1, &v);

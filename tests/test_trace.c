@@ -282,6 +282,51 @@ static int test_kernel_rows_and_ranges(void)
     return 0;
 }
 
+/* Two steps: in each, gate launches k twice (1 and 3 us), up launches k once (5 us) and the
+ * forward itself launches j; after the forward the step launches s. */
+static int test_kernel_ops(void)
+{
+    trace_model *m = trace_model_new("test_trace", 1);
+    EXPECT(m, "model");
+    for (int step = 0; step < 2; step++) {
+        double t = 200.0 * step;
+        uint32_t c = 10u * (uint32_t)step;
+        char name[32];
+        snprintf(name, sizeof name, "ProfilerStep#%d", step);
+        add_range(m, name, t, t + 190);
+        add_range(m, "fwd", t + 1, t + 100);
+        add_range(m, "gate", t + 2, t + 30);
+        add_range(m, "up", t + 40, t + 60);
+        const double starts[] = {3, 10, 45, 70, 150}, durations[] = {1, 3, 5, 2, 4};
+        const char *const kernels[] = {"k", "k", "k", "j", "s"};
+        for (int i = 0; i < 5; i++) {
+            add_call(m, TRACE_API_RUNTIME, "cudaLaunchKernel", c + (uint32_t)i + 1,
+                     t + starts[i], t + starts[i] + 1);
+            add_kernel(m, kernels[i], c + (uint32_t)i + 1, t + 110 + 10 * i,
+                       t + 110 + 10 * i + durations[i]);
+        }
+    }
+    EXPECT(trace_model_build(m) == 0, "build");
+    trace_op_kernel rows[8];
+    int n = trace_model_kernel_ops(m, rows, 8);
+    EXPECT(n == 4, "four (range, kernel) pairs, got %d", n);
+    static const struct {
+        const char *range, *kernel;
+        int calls;
+        double total, median;
+    } want[] = {{"up", "k", 2, 10, 5}, {"", "s", 2, 8, 4}, {"gate", "k", 4, 8, 2},
+                {"fwd", "j", 2, 4, 2}};
+    for (int i = 0; i < 4; i++)
+        EXPECT(strcmp(rows[i].range, want[i].range) == 0 &&
+                   strcmp(rows[i].kernel, want[i].kernel) == 0 && rows[i].calls == want[i].calls &&
+                   near(rows[i].total_us, want[i].total) && near(rows[i].median_us, want[i].median),
+               "row %d: [%s] %s x%d total %.3f median %.3f", i, rows[i].range, rows[i].kernel,
+               rows[i].calls, rows[i].total_us, rows[i].median_us);
+    EXPECT(trace_model_kernel_ops(m, rows, 1) == 4, "the count even when fewer rows fit");
+    trace_model_free(m);
+    return 0;
+}
+
 static bool have_python(void)
 {
     return system("python3 -c 'import json' >/dev/null 2>&1") == 0;
@@ -444,6 +489,7 @@ int main(void)
     TEST_RUN(test_table_sums);
     TEST_RUN(test_table_text);
     TEST_RUN(test_kernel_rows_and_ranges);
+    TEST_RUN(test_kernel_ops);
     TEST_RUN(test_json_checked_by_python);
     TEST_RUN(test_checker_rejects_broken_trace);
     TEST_RUN(test_open_under_another_tool);

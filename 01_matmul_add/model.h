@@ -1,0 +1,39 @@
+/* model.h (01_matmul_add): the buffers of y = x @ w + b, their setup and the check.
+ *
+ * x, w and b are size x size (batch of them with --batched), random in [-1, 1), never zeros
+ * (zeros hide unwritten outputs). The forwards (main.c) share one cuBLASLt plan, made by the
+ * first forward, as PyTorch caches its plans.
+ */
+#ifndef MATMUL_ADD_MODEL_H
+#define MATMUL_ADD_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "blas.h"
+#include "stage.h"
+#include "dtype.h"
+
+typedef struct {
+    dtype_t dtype;
+    size_t n;  /* matrices are n x n */
+    int batch; /* independent problems */
+    cudaStream_t stream;
+    void *x, *w, *b, *y, *tmp; /* device */
+    cublasLtHandle_t lt;       /* the plan, made on the first forward */
+    int planned;
+    lt_plan plan;
+    cublasHandle_t blas; /* the GemmEx reference row only */
+    float *hx, *hw, *hb; /* dtype-rounded host copies: what the GPU sees, for the reference */
+} matmul_add;
+
+/* Refuses (1, with one line) sizes whose buffers overflow; no GPU needed. */
+int matmul_add_validate(size_t n, size_t batch, char *why, size_t len);
+matmul_add *matmul_add_setup(dtype_t t, size_t n, int batch, uint64_t seed);
+void matmul_add_free(void *model);
+/* Poisons y and the temporary with NaN, runs forward once, compares y with the CPU reference in
+ * double: every element up to 1024 x 1024, else 16 rows of the first and the last problem. */
+double matmul_add_check(void *model, void (*forward)(void *model));
+int matmul_add_arrays(const void *model, stage_array *out, int max);
+
+#endif
