@@ -137,35 +137,16 @@ static void *setup(const common_args *a, size_t swept)
 {
     return matmul_add_setup(a->dtype, swept ? swept : (size_t)size, (int)batch, a->seed);
 }
-static double flops(const void *model)
-{
-    const matmul_add *m = model;
-    return 2.0 * (double)m->n * (double)m->n * (double)m->n * m->batch;
-}
-static cudaStream_t stream(const void *m) { return ((const matmul_add *)m)->stream; }
-static void tag(const void *model, const common_args *a, char *buf, size_t len)
-{
-    const matmul_add *m = model;
-    char b[32] = "";
-    if (m->batch > 1) snprintf(b, sizeof b, "b%d_", m->batch);
-    snprintf(buf, len, "%s%zu_%s_%s", b, m->n, dtype_name(m->dtype), a->sched.warmup > 0 ? "warm" : "cold");
-}
-static void sweep_names(const common_args *a, const char *variant, char *stem, char *title, size_t len)
-{
-    snprintf(stem, len, "sweep_%s_%s", dtype_name(a->dtype), variant);
-    snprintf(title, len, "matmul + add, %s, %s", variant, dtype_name(a->dtype));
-}
-
 int main(int argc, char **argv)
 {
     const stage_def def = {
         .name = "01_matmul_add", .summary = "y = x @ w + b with x, w, b all size x size (part 1 of the articles)",
         .variants = variants, .n_variants = 3, .opts = opts, .n_opts = 2, .validate = validate,
         .setup = setup, .teardown = matmul_add_free, .check = matmul_add_check, .tolerance = dtype_tolerance,
-        .flops = flops, .tag = tag, .stream = stream, .arrays = matmul_add_arrays,
+        .flops = matmul_add_flops, .tag = matmul_add_tag, .stream = matmul_add_stream, .arrays = matmul_add_arrays,
         .references = references, .n_references = 2,
         .sweep_label = "size", .sweep_first = 64, .sweep_last = 8192, .sweep_plot = "crossover.gp",
-        .sweep_names = sweep_names,
+        .sweep_names = matmul_add_sweep_names,
     };
     return stage_main(argc, argv, &def);
 }

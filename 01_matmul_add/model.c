@@ -124,3 +124,22 @@ int matmul_add_arrays(const void *model, stage_array *out, int max)
     }
     return 4;
 }
+
+double matmul_add_flops(const void *model)
+{
+    const matmul_add *m = model;
+    return 2.0 * (double)m->n * (double)m->n * (double)m->n * m->batch;
+}
+cudaStream_t matmul_add_stream(const void *m) { return ((const matmul_add *)m)->stream; }
+void matmul_add_tag(const void *model, const common_args *a, char *buf, size_t len)
+{
+    const matmul_add *m = model;
+    char b[32] = "";
+    if (m->batch > 1) snprintf(b, sizeof b, "b%d_", m->batch);
+    snprintf(buf, len, "%s%zu_%s_%s", b, m->n, dtype_name(m->dtype), a->sched.warmup > 0 ? "warm" : "cold");
+}
+void matmul_add_sweep_names(const common_args *a, const char *variant, char *stem, char *title, size_t len)
+{
+    snprintf(stem, len, "sweep_%s_%s", dtype_name(a->dtype), variant);
+    snprintf(title, len, "matmul + add, %s, %s", variant, dtype_name(a->dtype));
+}

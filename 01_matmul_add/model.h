@@ -35,5 +35,10 @@ void matmul_add_free(void *model);
  * double: every element up to 1024 x 1024, else 16 rows of the first and the last problem. */
 double matmul_add_check(void *model, void (*forward)(void *model));
 int matmul_add_arrays(const void *model, stage_array *out, int max);
+/* What the driver needs besides: FLOPs per forward, the stream, file names. */
+double matmul_add_flops(const void *model);
+cudaStream_t matmul_add_stream(const void *model);
+void matmul_add_tag(const void *model, const common_args *a, char *buf, size_t len);
+void matmul_add_sweep_names(const common_args *a, const char *variant, char *stem, char *title, size_t len);
 
 #endif
