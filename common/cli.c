@@ -23,6 +23,7 @@ static const shared_flag shared_flags[] = {
     {"active", 1, GIVEN_ACTIVE},     {"steps", 1, GIVEN_ACTIVE},       {"warmup", 1, GIVEN_WARMUP},
     {"sweep", 0, GIVEN_SWEEP},       {"no-trace", 0, GIVEN_NO_TRACE},  {"no-plot", 0, GIVEN_NO_PLOT},
     {"no-check", 0, GIVEN_NO_CHECK}, {"out", 1, GIVEN_OUT},            {"dump", 1, GIVEN_DUMP},
+    {"trace-api", 1, GIVEN_TRACE_API}, {"hold", 1, GIVEN_HOLD},
 };
 #define N_SHARED (int)(sizeof shared_flags / sizeof shared_flags[0])
 
@@ -125,7 +126,9 @@ static void print_help(const stage_spec *spec, const common_args *d)
            "  --no-plot          skip the gnuplot figures\n"
            "  --no-check         skip the check against the CPU reference\n"
            "  --out DIR          output directory (default traces/%s)\n"
-           "  --dump DIR         write inputs, weights and output as .npy files (for compare/)\n",
+           "  --dump DIR         write inputs, weights and output as .npy files (for compare/)\n"
+           "  --trace-api SET    API calls in the trace: kineto (default: the calls PyTorch records) or all\n"
+           "  --hold S           then S seconds back to back, SM clock and power sampled: <tag>_clocks.csv\n",
            dtype_name(d->dtype), (unsigned long long)d->seed, d->sched.wait, d->sched.warmup_steps,
            d->sched.active, d->sched.warmup, spec->stage);
 }
@@ -204,6 +207,17 @@ static int set_shared(const stage_spec *spec, int id, const char *value, common_
         *dst = (int)v;
         return 0;
     }
+    case GIVEN_TRACE_API:
+        if (strcmp(value, "all") != 0 && strcmp(value, "kineto") != 0) {
+            set_err(err, err_len, "--trace-api: '%s' is neither kineto (the calls PyTorch records) nor all", value);
+            return -1;
+        }
+        args->trace_api_all = strcmp(value, "all") == 0;
+        return 0;
+    case GIVEN_HOLD:
+        if (parse_whole(flag, value, 1, 3600, &v, err, err_len)) return -1;
+        args->hold_s = (int)v;
+        return 0;
     case GIVEN_SWEEP: args->sweep = 1; return 0;
     case GIVEN_NO_TRACE: args->trace = 0; return 0;
     case GIVEN_NO_PLOT: args->plot = 0; return 0;

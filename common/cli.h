@@ -22,7 +22,7 @@ enum {
     GIVEN_VARIANT = 1 << 0, GIVEN_DTYPE = 1 << 1, GIVEN_SEED = 1 << 2, GIVEN_WAIT = 1 << 3,
     GIVEN_WARMUP_STEPS = 1 << 4, GIVEN_ACTIVE = 1 << 5, GIVEN_WARMUP = 1 << 6, GIVEN_SWEEP = 1 << 7,
     GIVEN_NO_TRACE = 1 << 8, GIVEN_NO_PLOT = 1 << 9, GIVEN_NO_CHECK = 1 << 10, GIVEN_OUT = 1 << 11,
-    GIVEN_DUMP = 1 << 12,
+    GIVEN_DUMP = 1 << 12, GIVEN_TRACE_API = 1 << 13, GIVEN_HOLD = 1 << 14,
 };
 
 typedef struct {
@@ -36,6 +36,8 @@ typedef struct {
     int check;    /* correctness check against the CPU reference (on unless --no-check) */
     char out_dir[512]; /* traces/<stage> unless --out DIR */
     char dump_dir[512]; /* --dump DIR: inputs, weights and output as .npy files; "" if not given */
+    int trace_api_all;  /* --trace-api all: every CUDA API call in the trace, not Kineto's set */
+    int hold_s;         /* --hold S: S seconds back to back at the end, clocks sampled throughout */
     unsigned given;     /* GIVEN_* bits: the shared flags on the command line */
     unsigned given_own; /* bit i: the program's own flag i was on the command line */
 } common_args;

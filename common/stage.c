@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "clocks.h"
 #include "dump.h"
 #include "out.h"
 #include "plot.h"
@@ -43,7 +44,7 @@ static int sweep_refusals(const stage_def *d, const common_args *a)
 {
     static const struct { unsigned bit; const char *flag; } shared[] = {
         {GIVEN_WAIT, "--wait"}, {GIVEN_WARMUP_STEPS, "--warmup-steps"}, {GIVEN_WARMUP, "--warmup"},
-        {GIVEN_DUMP, "--dump"},
+        {GIVEN_DUMP, "--dump"}, {GIVEN_HOLD, "--hold"},
     };
     for (size_t i = 0; i < sizeof shared / sizeof shared[0]; i++)
         if (a->given & shared[i].bit) {
@@ -119,6 +120,7 @@ static char **trace_argv(const stage_def *d, const common_args *a, int v, char *
     ADD("--out=%s", a->out_dir);
     ADD("--no-plot");
     ADD("--no-check");
+    if (a->trace_api_all) ADD("--trace-api=all");
     for (int i = 0; i < d->n_opts && n < MAX - 1; i++) {
         const stage_opt *o = &d->opts[i];
         if (d->opt_for && !d->opt_for(i, v)) continue;
@@ -131,6 +133,40 @@ static char **trace_argv(const stage_def *d, const common_args *a, int v, char *
     return argv;
 }
 
+/* --hold S: the forward back to back for S seconds, the SM clock, board power and temperature
+ * sampled all along: under sustained load the board reaches its power limit and the clock falls,
+ * which is why a long loop runs slower than one step. Writes <base>_clocks.csv and its plot. */
+static void hold(void (*forward)(void *), void *model, cudaStream_t stream, int batch, int seconds,
+                 const char *base, const char *tag, int plot)
+{
+    clocks_series_t series = {0};
+    if (clocks_start(&series) != 0) {
+        printf("hold: %s; nothing to plot\n", clocks_why());
+        return;
+    }
+    const double t0 = prof_now_us();
+    int batches = 0;
+    double last_us = 0;
+    while (prof_now_us() - t0 < seconds * 1e6) {
+        last_us = prof_back_to_back_us(forward, model, stream, batch, 1);
+        batches++;
+    }
+    clocks_summary_t clk;
+    clocks_stop(&clk);
+    char line[256], csv[1100], png[1100], title[400];
+    clocks_format(&clk, line, sizeof line);
+    printf("hold: %d s back to back (%d batches of %d forwards; the last at %.2f us per forward)\n%s\n", seconds,
+           batches, batch, last_us, line);
+    snprintf(csv, sizeof csv, "%s_clocks.csv", base);
+    snprintf(png, sizeof png, "%s_clocks.png", base);
+    snprintf(title, sizeof title, "%.200s: %d s back to back", tag, seconds);
+    if (clocks_write_csv(&series, csv) == 0) {
+        printf("wrote %s\n", csv);
+        if (plot && plot_run("clocks.gp", csv, png, title) == 0) printf("wrote %s\n", png);
+    }
+    clocks_series_free(&series);
+}
+
 /* ---- one variant ------------------------------------------------------------------------ */
 
 static double floor_us(const stage_def *d, const void *model, const gpu_info *g, dtype_t t)
@@ -138,6 +174,16 @@ static double floor_us(const stage_def *d, const void *model, const gpu_info *g,
     double ceiling = gpu_gemm_ceiling(g, t);
     if (ceiling <= 0 || g->copy_gbps <= 0 || !d->min_bytes) return 0;
     return fmax(d->flops(model) / (ceiling * 1e12), d->min_bytes(model) / (g->copy_gbps * 1e9)) * 1e6;
+}
+
+/* Median of one row's rounds, NaN when nothing was sampled (no NVML). */
+static double median_of(const double x[ROUNDS])
+{
+    double v[ROUNDS];
+    size_t n = 0;
+    for (int k = 0; k < ROUNDS; k++)
+        if (!isnan(x[k])) v[n++] = x[k];
+    return n ? stats_of(v, n).median : NAN;
 }
 
 static int kernels_of(const stage_def *d, const void *model, int v)
@@ -294,9 +340,16 @@ static stage_result run_variant(const stage_def *d, int v, const common_args *a,
     res.step_us = prof_active_stats(&run, 1).median;
     res.first_cpu_us = run.cpu_us[0];
     int n = batch_for(res.step_us);
+    clocks_summary_t clk;
+    clocks_start(NULL);
     res.fwd_us = prof_back_to_back_us(sv->forward, model, stream, n, ROUNDS);
-    printf("back to back: %.2f us per forward (%d forwards issued without waiting, median of %d)\n", res.fwd_us, n,
-           ROUNDS);
+    clocks_stop(&clk);
+    res.sm_mhz = clk.samples ? clk.sm_mhz_median : NAN;
+    res.power_w = clk.samples ? clk.power_w_median : NAN;
+    char clk_line[256];
+    clocks_format(&clk, clk_line, sizeof clk_line);
+    printf("back to back: %.2f us per forward (%d forwards issued without waiting, median of %d)\n%s\n", res.fwd_us, n,
+           ROUNDS, clk_line);
     if (d->graph) {
         res.graph_us = prof_graph_back_to_back_us(sv->forward, model, stream, n, ROUNDS);
         printf("as a CUDA graph (the same %d launches captured once, replayed with cudaGraphLaunch): %.2f us per "
@@ -324,6 +377,7 @@ static stage_result run_variant(const stage_def *d, int v, const common_args *a,
     }
     report_step_files(&run, base, tag, a->plot);
     prof_free(&run);
+    if (a->hold_s > 0) hold(sv->forward, model, stream, n, a->hold_s, base, tag, a->plot);
     d->teardown(model);
     if (a->trace) prof_spawn_trace_pass(trace_argv(d, a, v, argv0));
     return res;
@@ -356,10 +410,16 @@ static void compare(const stage_def *d, int first, int last, const stage_result 
         if (d->prepare && ok[v - first]) d->prepare(model, v);
     for (int i = 0; i < n_rows; i++) /* warm every path: plans, handles, module loading, graphs */
         for (int w = 0; ok[i] && w < 3; w++) fns[i](model);
-    double us[32][ROUNDS];
+    double us[32][ROUNDS], mhz[32][ROUNDS], watts[32][ROUNDS];
     for (int k = 0; k < ROUNDS; k++)
-        for (int i = 0; i < n_rows; i++)
+        for (int i = 0; i < n_rows; i++) {
+            clocks_summary_t clk = {0};
+            clocks_start(NULL);
             us[i][k] = ok[i] ? prof_back_to_back_us(fns[i], model, stream, n, 1) : NAN;
+            clocks_stop(&clk);
+            mhz[i][k] = clk.samples ? clk.sm_mhz_median : NAN;
+            watts[i][k] = clk.samples ? clk.power_w_median : NAN;
+        }
     double fl = floor_us(d, model, g, a->dtype), flops = d->flops(model), first_us = 0;
 
     char stem[200] = "", csv[1200], png[1200], title[400], tmp[1300];
@@ -369,13 +429,14 @@ static void compare(const stage_def *d, int first, int last, const stage_result 
     snprintf(title, sizeof title, "%s, %.150s, %.200s", d->name, stem, g->prop.name);
     printf("\n== comparison: %s, %s\n", stem, g->prop.name);
     printf("fwd_us: per forward, %d issued back to back, median of %d rounds that alternate the rows (the clocks\n"
-           "drift under load; alternating charges the drift to no row); step_us: GPU time of one gated step.",
+           "drift under load; alternating charges the drift to no row); step_us: GPU time of one gated step;\n"
+           "SM MHz, W: median SM clock and board power while the row ran back to back.",
            n, ROUNDS);
     if (fl > 0) printf(" Floor: %.2f us.", fl);
-    printf("\n%-22s %7s %10s %10s %10s %8s %8s %8s %10s\n", "variant", "kernels", "HBM MB", "fwd_us", "step_us",
-           "TFLOP/s", "% floor", "vs first", "rel_err");
+    printf("\n%-22s %7s %10s %10s %10s %8s %8s %8s %10s %7s %5s\n", "variant", "kernels", "HBM MB", "fwd_us", "step_us",
+           "TFLOP/s", "% floor", "vs first", "rel_err", "SM MHz", "W");
     FILE *f = out_open(csv, tmp, sizeof tmp);
-    if (f) fprintf(f, "variant,kernels,hbm_mb,fwd_us,step_us,tflops,pct_floor,speedup,floor_us,rel_err\n");
+    if (f) fprintf(f, "variant,kernels,hbm_mb,fwd_us,step_us,tflops,pct_floor,speedup,floor_us,rel_err,sm_mhz,power_w\n");
     for (int i = 0; i < n_rows; i++) {
         int v = first + i, is_variant = v <= last;
         if (!ok[i]) {
@@ -397,11 +458,12 @@ static void compare(const stage_def *d, int first, int last, const stage_result 
             snprintf(kern_s, sizeof kern_s, "%d", kernels_of(d, model, v));
             if (a->check) snprintf(err_s, sizeof err_s, "%.2e", r[v].err);
         }
-        printf("%-22s %7s %10s %10.2f %10s %8.1f %8s %7.2fx %10s\n", names[i], kern_s, bytes_s, fwd, step_s, tflops,
-               pct_s, first_us / fwd, err_s);
+        double sm = median_of(mhz[i]), w = median_of(watts[i]);
+        printf("%-22s %7s %10s %10.2f %10s %8.1f %8s %7.2fx %10s %7.0f %5.0f\n", names[i], kern_s, bytes_s, fwd, step_s,
+               tflops, pct_s, first_us / fwd, err_s, sm, w);
         if (f)
-            fprintf(f, "%s,%s,%.3f,%.3f,%.3f,%.2f,%.2f,%.3f,%.3f,%s\n", names[i], kern_s, bytes / 1e6, fwd,
-                    is_variant ? r[v].step_us : NAN, tflops, pct, first_us / fwd, fl > 0 ? fl : NAN, err_s);
+            fprintf(f, "%s,%s,%.3f,%.3f,%.3f,%.2f,%.2f,%.3f,%.3f,%s,%.0f,%.1f\n", names[i], kern_s, bytes / 1e6, fwd,
+                    is_variant ? r[v].step_us : NAN, tflops, pct, first_us / fwd, fl > 0 ? fl : NAN, err_s, sm, w);
     }
     if (f && out_commit(f, tmp, csv) == 0) {
         printf("wrote %s\n", csv);
@@ -552,6 +614,7 @@ int stage_main(int argc, char **argv, const stage_def *d)
     int action = d->no_gpu_action ? d->no_gpu_action(&a) : -1;
     if (action >= 0) return action;
     if (!prof_trace_pass_open()) return 0; /* trace pass, and CUPTI unavailable: said why */
+    trace_set_api_filter(a.trace_api_all);
     int first, last;
     chosen(d, &a, &first, &last);
     if (validate(d, &a, first, last) != 0) return EXIT_BAD_INPUT; /* before the GPU: nothing made */

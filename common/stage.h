@@ -59,6 +59,7 @@ typedef struct {
 typedef struct {
     double cpu_us, step_us, fwd_us, graph_us, err;
     double first_cpu_us; /* step 0's CPU time: the cold start when --warmup is 0 */
+    double sm_mhz, power_w; /* median SM clock and board power during fwd_us (NaN without NVML) */
     int ran;
     char skipped[256]; /* why it did not run, when the stage's runs() said so */
 } stage_result;
