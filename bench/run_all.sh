@@ -11,9 +11,14 @@ cd "$(dirname "$0")/.."
 out=${1:-results}
 mkdir -p "$out"
 export PATH=$PATH:/usr/local/cuda/bin
-only=${RUN_ONLY:-all}   # e.g. RUN_ONLY="tests 01" to run parts
+only=${RUN_ONLY:-all}   # e.g. RUN_ONLY="tests 01" to run parts; "sweeps" adds the size sweeps
 
 want() { [ "$only" = all ] || [[ " $only " == *" $1 "* ]]; }
+# PyTorch side by side (needs torch): compare/run_compare.sh, each into its own log.
+compare_part() {
+    local name=$1; shift
+    part "compare_$name" timeout "${LIMIT:-120}" compare/run_compare.sh "$@"
+}
 part() {  # part NAME COMMAND...: runs, logs to OUTDIR/NAME.log, keeps going on failure
     local name=$1; shift
     echo "== $name: $*" | tee -a "$out/$name.log"
@@ -44,27 +49,34 @@ if want 01 && [ -x bin/01_matmul_add ]; then
     part 01 $s --warmup 5 --no-trace                        # a warm first step
     part 01 $s --size 4096 --steps 30 --no-trace            # the same kernel over 30 steps
     part 01 $s --batched 8 --no-trace                       # the bmm detour
-    part 01 $s --sweep --variant eager
-    part 01 $s --sweep --variant fused
+    part 01 $s --wait 0 --warmup-steps 0 --active 3 --out $o/01_matmul_add/cold_step   # step 0 inside the trace
+    part 01 $s --wait 0 --warmup-steps 0 --active 20 --out $o/01_matmul_add/buffers    # CUPTI's buffers, the lane offset
+    part 01 $s --batched 8 --out $o/01_matmul_add/bmm                                  # the bmm detour, traced
+    want sweeps && part 01 $s --sweep --variant eager
+    want sweeps && part 01 $s --sweep --variant fused
 fi
 if want 02 && [ -x bin/02_linear ]; then
     s="timeout $lim bin/02_linear --out $o/02_linear"
     part 02 $s --variant all
     part 02 $s --batch 8192 --in_dim 4096 --out_dim 4096 --variant all --steps 20 --no-trace
-    part 02 $s --sweep --variant epilogue
+    want sweeps && part 02 $s --sweep --variant epilogue
 fi
 if want 03 && [ -x bin/03_simple_mlp ]; then
     s="timeout $lim bin/03_simple_mlp --out $o/03_simple_mlp"
     part 03 $s
     part 03 $s --batch 1 --seq 8 --steps 30
-    part 03 $s --sweep
+    part 03 $s --wait 0 --warmup-steps 0 --active 3 --out $o/03_simple_mlp/cold_step   # step 0 inside the trace
+    want sweeps && part 03 $s --sweep
 fi
 if want 04 && [ -x bin/04_fused_mlp ]; then
     s="timeout $lim bin/04_fused_mlp --out $o/04_fused_mlp"
     part 04 $s --steps 20
     part 04 $s --batch 1 --seq 8 --steps 20
     part 04 $s --batch 64 --seq 512 --dim 4096 --hidden 11008 --steps 5 --no-trace
-    part 04 $s --sweep --no-trace
+    part 04 $s --variant epilogue --gemm all --no-trace                                # every GEMM version
+    part 04 $s --variant epilogue --gemm all --no-trace --batch 64 --seq 512 --dim 4096 --hidden 11008
+    part 04 $s --variant epilogue --no-trace --batch 64 --seq 512 --dim 4096 --hidden 11008 --hold 20  # clocks
+    want sweeps && part 04 $s --sweep --no-trace
 fi
 if want 04 && [ -x bin/decode_timeline ]; then  # the decode rung, block by block
     for t in 8 1 16; do
@@ -73,9 +85,16 @@ if want 04 && [ -x bin/decode_timeline ]; then  # the decode rung, block by bloc
     part decode_timeline timeout "$lim" bin/decode_timeline --tokens 8 --cold-l2  # weights from HBM, as in a model
 fi
 # The tests and the sanitizers take minutes, not seconds: limits of their own.
-if want tests; then
-    part tests timeout "${TESTS_LIMIT:-900}" tests/run_tests.sh bin/tests/* tests/gpu_*.sh -- $(for s in 0*/; do [ -x "bin/${s%/}" ] && echo "${s%/}"; done)
-    tail -1 "$out/tests.log"
+if want tests; then  # the README's test command, timed
+    part tests timeout "${TESTS_LIMIT:-900}" make --no-print-directory test
+    tail -2 "$out/tests.log"
+fi
+if want compare; then
+    compare_part 01_64 01_matmul_add --size 64 --variant all --out "$o/01_matmul_add/compare"
+    compare_part 01_4096 01_matmul_add --size 4096 --variant all --out "$o/01_matmul_add/compare"
+    compare_part 02 02_linear --variant epilogue --out "$o/02_linear/compare"
+    compare_part 04_article 04_fused_mlp --out "$o/04_fused_mlp/compare"
+    compare_part shapes shapes
 fi
 if want sanitize; then
     part sanitize timeout "${SANITIZE_LIMIT:-1800}" tests/sanitize.sh
