@@ -112,7 +112,7 @@ extern "C" int gemm_geglu_runs_here(int version)
 // The default: the first of these that runs here, ranked by speed on an H200 at the article's shape.
 extern "C" int gemm_geglu_default_version(void)
 {
-    static const int fastest_first[] = {5, 6, 4, 3, 2, 1};
+    static const int fastest_first[] = {6, 5, 4, 3, 2, 1};
     static_assert(sizeof fastest_first / sizeof fastest_first[0] == N_VERSIONS, "every version ranked");
     for (int v : fastest_first)
         if (gemm_geglu_runs_here(v)) return v;
