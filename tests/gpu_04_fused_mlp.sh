@@ -34,6 +34,8 @@ shapes=(
     "--batch 1 --seq 8 --dim 768 --hidden 3072"
     "--batch 1 --seq 16 --dim 64 --hidden 4096"
 )
+# quick: the shapes with tails in every dimension, and the decode shapes
+quick && shapes=("${shapes[1]}" "${shapes[2]}" "${shapes[6]}" "${shapes[7]}")
 for dtype in $(test_dtypes); do
     for shape in "${shapes[@]}"; do
         for variant in eager fused_geglu merged epilogue graph decode; do
@@ -49,7 +51,9 @@ case_ --batch 64 --seq 128 --dim 768 --hidden 3072
 quick || case_ --batch 64 --seq 512 --dim 4096 --hidden 11008
 
 # --graph-of: each rung named, and fastest (the graph rung prints how it chose)
-for rung in eager fused_geglu merged epilogue fastest; do
+rungs="eager fused_geglu merged epilogue fastest"
+quick && rungs="merged fastest"
+for rung in $rungs; do
     case_ --variant graph --graph-of "$rung" --batch 2 --seq 50 --dim 264 --hidden 257
 done
 GPU_CASE_NOTE=", chose by alternating rounds" GPU_CASE_NOTE_IF="alternating rounds" \
@@ -57,7 +61,8 @@ GPU_CASE_NOTE=", chose by alternating rounds" GPU_CASE_NOTE_IF="alternating roun
 
 # --gemm N: every version that runs here, through the epilogue rung; --gemm all: one table, one
 # row per version plus cuBLAS, each version's rung checked, written to gemm_versions_*.csv
-for version in $(bin/tests/gpu_04_gemm_geglu --versions 2>/dev/null || echo 1 2 3 4 5 6); do
+# (quick: --gemm all below checks every version's rung once)
+quick || for version in $(bin/tests/gpu_04_gemm_geglu --versions 2>/dev/null || echo 1 2 3 4 5 6); do
     case_ --variant epilogue --gemm "$version" --batch 3 --seq 129 --dim 520 --hidden 1000
 done
 "bin/$stage" --variant epilogue --gemm all --batch 2 --seq 300 --dim 264 --hidden 520 --wait 0 --warmup-steps 0 \
