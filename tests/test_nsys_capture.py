@@ -1,79 +1,95 @@
-"""Nsight Systems captures (tools/nsys_capture.sh) against our own trace of the same run.
+"""Nsight Systems captures (tools/nsys_capture.sh) against our own trace of the same stage and flags.
 
-For every traces/<stage>/<tag><suffix>.sqlite (the export nsys stats leaves beside a .nsys-rep)
-whose <tag>.json (our CUPTI trace of the same flags) exists:
+For every <stage>/<tag><suffix>.nsys.txt (the `nsys stats` text report tools/nsys_capture.sh writes
+beside a .nsys-rep) whose <tag>.json (our CUPTI trace of a plain run with the same flags) lies in
+the same directory:
   - the capture holds exactly the active steps: the same ProfileStep#N / ProfilerStep#N ranges
     as our trace, none of the wait and warm-up steps (a capture whose suffix holds ".cold",
     made with tools/nsys_capture.sh --cold, must hold steps 0..n-1 instead, step 0 included);
   - every range name of our trace (step, forward, per-op ranges) is an NVTX range nsys recorded;
-  - the same kernels, as many of each, and each kernel's mean time within 5 % (or 0.5 us for
-    kernels shorter than 10 us) of ours.
-Usage: python3 tests/test_nsys_capture.py [DIR...]   (default: traces); SKIP when no capture.
+  - the kernels nsys recorded are ours, launch by launch in the same order, each within 5 % (or
+    0.5 us for kernels shorter than 10 us) of the same launch in our trace. A complete report
+    must hold every launch of ours; a report the importer left incomplete (its header line
+    `# importer: ... report incomplete: ...`) holds the launches before the importer stopped,
+    and those are compared.
+A report that holds no data at all (an importer older than the recorder) is a SKIP with the reason.
+Usage: python3 tests/test_nsys_capture.py [DIR...]
+  (default: traces and the committed reports under docs/results/*/nsys); SKIP when none.
 """
 import glob
 import json
 import os
 import re
-import sqlite3
 import sys
-from collections import defaultdict
 
 STEP = re.compile(r"^Profiler?Step#(\d+)$")
 REL_TOL, ABS_TOL_US, SHORT_US = 0.05, 0.5, 10.0
+RANGE_CATS = ("user_annotation", "cpu_op")
 
 
-def nsys_ranges(db):
-    """(name, start_ns, end_ns) of every NVTX push/pop range."""
-    has_text_id = any(r[1] == "textId" for r in db.execute("PRAGMA table_info(NVTX_EVENTS)"))
-    name = "COALESCE(e.text, s.value)" if has_text_id else "e.text"
-    join = "LEFT JOIN StringIds s ON s.id = e.textId" if has_text_id else ""
-    q = f"SELECT {name}, e.start, e.end FROM NVTX_EVENTS e {join} WHERE e.end IS NOT NULL AND e.eventType = 59"
-    return [r for r in db.execute(q) if r[0] is not None]
-
-
-def nsys_kernels(db):
-    """kernel name -> list of durations in us."""
-    out = defaultdict(list)
-    q = ("SELECT s.value, k.end - k.start FROM CUPTI_ACTIVITY_KIND_KERNEL k "
-         "JOIN StringIds s ON s.id = k.shortName")
-    for name, dur in db.execute(q):
-        out[name].append(dur / 1e3)
-    return out
+def sections(path):
+    """The report's header notes and, per `nsys stats` table, its rows as lists of cells."""
+    notes, tables, cur, cols = [], {}, None, None
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    for i, line in enumerate(lines):
+        m = re.match(r"^ \*\* .*\((\w+)\):$", line)
+        if line.startswith("# ") and cur is None:
+            notes.append(line[2:])
+        elif m:
+            cur, cols = m.group(1), None
+            tables[cur] = []
+        elif cur and cols is None and re.match(r"^ *-+( +-+)*$", line):
+            # The dashes under the header give each column's width; the last column (a name)
+            # may hold spaces, so cut by position rather than split.
+            cols = [(m.start(), m.end()) for m in re.finditer(r"-+", line)]
+            cols[-1] = (cols[-1][0], None)
+        elif cur and cols and line.strip():
+            tables[cur].append([line[a:b].strip() for a, b in cols])
+        elif cur and cols and not line.strip() and tables[cur]:
+            cur = None
+    return notes, tables
 
 
 def ours(path):
-    with open(path) as f:
+    with open(path, encoding="utf-8") as f:
         d = json.load(f)
     events = d["traceEvents"] if isinstance(d, dict) else d
-    ranges = [e["name"] for e in events if e.get("cat") == "cpu_op"]
-    kernels = defaultdict(list)
-    for e in events:
-        if e.get("cat") == "kernel":
-            kernels[e["name"]].append(float(e["dur"]))
-    return ranges, kernels
+    ranges = [e["name"] for e in events if e.get("cat") in RANGE_CATS]
+    kernels = sorted((float(e["ts"]), e["name"], float(e["dur"])) for e in events if e.get("cat") == "kernel")
+    return ranges, [(k[1], k[2]) for k in kernels]
 
 
 def steps_of(names):
     return sorted(int(m.group(1)) for m in (STEP.match(n) for n in names) if m)
 
 
-def check(sqlite_path):
-    base = os.path.basename(sqlite_path)[: -len(".sqlite")]
+def same_kernel(theirs, mine):
+    """nsys cuts long names to 100 characters ending in an ellipsis, and writes template
+    arguments as (int)32 where our trace (CUPTI's demangled name) writes 32."""
+    def norm(s):
+        return re.sub(r"\((?:unsigned |signed )?\w+\)(-?\d)", r"\1", s).replace(" ", "")
+    t, m = norm(theirs), norm(mine)
+    return m.startswith(t[:-1]) if t.endswith("\u2026") else t == m
+
+
+def check(report):
+    base = os.path.basename(report)[: -len(".nsys.txt")]
     tag, _, suffix = base.partition(".")
-    name = f"{os.path.basename(os.path.dirname(sqlite_path))}/{base}"
-    json_path = os.path.join(os.path.dirname(sqlite_path), tag + ".json")
+    where = os.path.dirname(report)
+    name = f"{os.path.basename(where)}/{base}"
+    json_path = os.path.join(where, tag + ".json")
     if not os.path.exists(json_path):
-        print(f"SKIP nsys {name}: no {tag}.json (our trace of the same run) beside it")
+        print(f"SKIP nsys {name}: no {tag}.json (our trace of the same flags) beside it")
         return
-    db = sqlite3.connect(sqlite_path)
-    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    missing = {"NVTX_EVENTS", "CUPTI_ACTIVITY_KIND_KERNEL", "StringIds"} - tables
-    if missing:
-        print(f"FAIL nsys {name}: the capture has no {', '.join(sorted(missing))}")
+    notes, tables = sections(report)
+    incomplete = next((n for n in notes if n.startswith("importer:")), None)
+    nvtx = tables.get("nvtx_sum") or tables.get("nvtxppsum")
+    if not nvtx:
+        print(f"SKIP nsys {name}: the report holds no NVTX data ({incomplete or 'nothing recorded'})")
         return
-    their_ranges = nsys_ranges(db)
-    their_names = {r[0] for r in their_ranges}
-    their_kernels = nsys_kernels(db)
+    # nvtx_sum: ... Instances (2) ... Range (last); older nsys prefix push/pop ranges with ':'
+    their_names = {r[-1].lstrip(":") for r in nvtx}
     our_names, our_kernels = ours(json_path)
 
     steps, want = steps_of(their_names), steps_of(our_names)
@@ -85,34 +101,49 @@ def check(sqlite_path):
     else:
         print(f"FAIL nsys {name}: capture holds steps {steps}, expected {want}")
 
-    lost = sorted(set(n for n in our_names if not STEP.match(n)) - their_names)
+    ops = set(n for n in our_names if not STEP.match(n))
+    lost = sorted(ops - their_names)
     if lost:
         print(f"FAIL nsys {name}: NVTX ranges of our trace missing from the capture: {lost}")
     else:
-        print(f"PASS nsys {name}: all {len(set(our_names))} range names of our trace are NVTX ranges")
+        print(f"PASS nsys {name}: NVTX ranges {sorted(ops)} as in our trace")
 
+    trace = tables.get("cuda_gpu_trace") or tables.get("gputrace") or []
+    # cuda_gpu_trace: Start (ns) first, Duration (ns) second, Name last; memsets and copies
+    # have a Bytes column and no grid
+    theirs = [(r[-1], float(r[1]) / 1e3) for r in trace if r[2] and r[3]]
     if cold:  # step 0 runs kernels (module loading) the warm steps of our trace do not
         print(f"SKIP nsys {name} kernels: a cold capture is not the run our trace recorded")
         return
-    bad = []
-    for k in sorted(set(our_kernels) | set(their_kernels)):
-        a, b = our_kernels.get(k, []), their_kernels.get(k, [])
-        if len(a) != len(b):
-            bad.append(f"{k}: {len(b)} launches in the capture, {len(a)} in ours")
+    if not theirs:
+        print(f"SKIP nsys {name} kernels: the report holds no kernel ({incomplete or 'none recorded'})")
+        return
+    if len(theirs) > len(our_kernels) or (not incomplete and len(theirs) != len(our_kernels)):
+        print(f"FAIL nsys {name} kernels: {len(theirs)} launches in the capture, {len(our_kernels)} in ours")
+        return
+    bad, worst, worst_us = [], 0.0, 0.0
+    for i, ((tk, td), (ok, od)) in enumerate(zip(theirs, our_kernels)):
+        if not same_kernel(tk, ok):
+            bad.append(f"launch {i}: {tk[:40]} in the capture, {ok[:40]} in ours")
             continue
-        ma, mb = sum(a) / len(a), sum(b) / len(b)
-        tol = REL_TOL * ma if ma >= SHORT_US else ABS_TOL_US
-        if abs(ma - mb) > tol:
-            bad.append(f"{k}: {mb:.2f} us in the capture, {ma:.2f} us in ours")
+        tol = REL_TOL * od if od >= SHORT_US else ABS_TOL_US
+        worst, worst_us = max(worst, abs(td - od) / od), max(worst_us, abs(td - od))
+        if abs(td - od) > tol:
+            bad.append(f"launch {i} {ok[:40]}: {td:.3f} us in the capture, {od:.3f} us in ours")
+    scope = (f"the first {len(theirs)} of our {len(our_kernels)} launches (the importer stopped: "
+             f"{incomplete.split(': ', 2)[-1]})" if incomplete and len(theirs) < len(our_kernels)
+             else f"all {len(theirs)} launches")
     if bad:
         print(f"FAIL nsys {name} kernels: " + "; ".join(bad[:4]))
     else:
-        print(f"PASS nsys {name}: {len(our_kernels)} kernels, same counts, mean times agree")
+        print(f"PASS nsys {name} kernels: {scope}: same kernels in the same order, "
+              f"durations differ from ours by at most {100 * worst:.1f} % ({worst_us:.3f} us)")
 
 
 def main(argv):
-    dirs = argv[1:] or ["traces"]
-    found = sorted(p for d in dirs for p in glob.glob(os.path.join(d, "*", "*.sqlite")))
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    dirs = argv[1:] or [os.path.join(repo, "traces")] + sorted(glob.glob(os.path.join(repo, "docs", "results", "*", "nsys")))
+    found = sorted(p for d in dirs for p in glob.glob(os.path.join(d, "**", "*.nsys.txt"), recursive=True))
     if not found:
         print(f"SKIP nsys_capture: no capture under {', '.join(dirs)} (tools/nsys_capture.sh STAGE makes one)")
         return 0

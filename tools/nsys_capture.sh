@@ -67,21 +67,36 @@ reports() {
     local IFS=,; echo "${out[*]}"
 }
 
-summarise() { # REP: writes REP's .nsys.txt (and the .sqlite beside it)
-    local rep=$1 base=${1%.nsys-rep} list
+summarise() { # REP [NOTE]: writes REP's .nsys.txt (and the .sqlite beside it)
+    local rep=$1 note=${2:-} base=${1%.nsys-rep} list
     list=$(reports)
     [ -n "$list" ] || die "$nsys stats knows none of the reports wanted"
     { echo "# $("$nsys" --version 2>/dev/null)"
-      "$nsys" stats --force-export=true -r "$list" -f column "$rep" 2>&1; } >"$base.nsys.txt"
+      [ -z "$note" ] || echo "# $note"
+      "$nsys" stats -q --force-export=true -r "$list" -f column "$rep" 2>&1; } >"$base.nsys.txt"
+    grep -q '^ \*\* ' "$base.nsys.txt" ||
+        echo "# the report holds no NVTX, CUDA API or GPU data" >>"$base.nsys.txt"
     echo "nsys_capture: $base.nsys.txt"
 }
 
 import_qdstrm() { # QDSTRM: its .nsys-rep beside it, then the summary
     local q=$1 imp; imp=$(importer)
     [ -n "$imp" ] || die "no QdstrmImporter beside $nsys (set QDSTRM_IMPORTER=..., or use tools/nsys_host.sh's)"
-    "$imp" -f -i "$q" -o "${q%.qdstrm}.nsys-rep" >/dev/null || die "$imp could not import $q"
-    echo "nsys_capture: ${q%.qdstrm}.nsys-rep"
-    summarise "${q%.qdstrm}.nsys-rep"
+    local rep=${q%.qdstrm}.nsys-rep log=${q%.qdstrm}.import.log note='' why
+    rm -f "$rep"
+    "$imp" -f -i "$q" -o "$rep" >"$log" 2>&1
+    local rc=$?
+    [ -f "$rep" ] || { cat "$log" >&2; die "$(basename "$imp") could not import $q"; }
+    # The importer keeps what it processed before an error and exits non-zero: the report is
+    # then incomplete (e.g. a recorder newer than the importer, or a CUDA API call the
+    # importer's version does not know), and says so on its first line.
+    if [ "$rc" -ne 0 ]; then
+        why=$(sed -n 's/.*\[QuadDCommon::tag_message\*\] = \(.*\)\\n"$/\1/p' "$log" | head -n 1)
+        note="importer: exit status $rc, report incomplete: ${why:-see $log}"
+        echo "nsys_capture: warning: $q: $note" >&2
+    fi
+    echo "nsys_capture: $rep"
+    summarise "$rep" "$note"
 }
 
 if [ -n "$import" ]; then
