@@ -4,7 +4,7 @@
 #   (the active steps), and summarises it:
 #     traces/STAGE/<tag>.nsys-rep    the report: open it in the Nsight Systems GUI
 #     traces/STAGE/<tag>.nsys.txt    nsys stats: NVTX ranges, CUDA API calls, GPU kernels, GPU trace
-#     traces/STAGE/<tag>.sqlite      the export nsys stats reads (tests/test_nsys_capture.sh too)
+#     traces/STAGE/<tag>.sqlite      the export nsys stats reads
 #   <tag> is the name the stage gives its own outputs for the same flags (e.g. 4096_bf16_cold_eager),
 #   so the report sits next to our .json trace and .txt table of the same run.
 # Options:
