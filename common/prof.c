@@ -147,9 +147,6 @@ void prof_step_end(prof_run *r, int step)
     }
     CUDA_CHECK(cudaEventSynchronize(r->ev_stop[step]));
     if (r->gated[step] && *r->gate_timed_out) r->gated[step] = 0;
-    float ms = 0.0f;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, r->ev_start[step], r->ev_stop[step]));
-    r->gpu_us[step] = (double)ms * 1e3;
     trace_hide_end();
     prof_range_pop();
 
@@ -157,6 +154,14 @@ void prof_step_end(prof_run *r, int step)
         CUDA_CHECK(cudaDeviceSynchronize());
         if (r->traced) trace_record_end();
         CUDA_CHECK(cudaProfilerStop());
+        /* Every step's GPU time is read only now, past the profiler's capture range: a capture by
+         * Nsight Systems then holds no cudaEventElapsedTime, whose CUDA 12.8 entry point an
+         * importer older than that toolkit cannot read (it drops everything after it). */
+        for (int s = 0; s < r->n_steps; s++) {
+            float ms = 0.0f;
+            CUDA_CHECK(cudaEventElapsedTime(&ms, r->ev_start[s], r->ev_stop[s]));
+            r->gpu_us[s] = (double)ms * 1e3;
+        }
     }
 }
 
