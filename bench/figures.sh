@@ -58,7 +58,13 @@ where=$(where_of 04)
 for shape in 64x128_768x3072 1x8_768x3072 64x512_4096x11008; do
     plot ladder.gp "$f/ladder_${shape}_bf16.csv" "$img/04_fused_mlp_ladder_${shape}_bf16.png" "GeGLU MLP ladder, ${shape/_/, }, bf16"
 done
-plot ladder_sweep.gp "$f/sweep_768x3072_bf16.csv" "$img/04_fused_mlp_sweep_768x3072_bf16.png" "GeGLU MLP 768 -> 3072, every rung, bf16"
+plot clocks.gp "$f/64x512_4096x11008_bf16_cold_epilogue_clocks.csv" "$img/04_clocks_llama_hold.png" "GeGLU MLP, 64x512, 4096 -> 11008, epilogue, 20 s back to back"
+# Sweeps run only on request (bench/run_all.sh): a run without one keeps the figure it has.
+if [ -f "$f/sweep_768x3072_bf16.csv" ]; then
+    plot ladder_sweep.gp "$f/sweep_768x3072_bf16.csv" "$img/04_fused_mlp_sweep_768x3072_bf16.png" "GeGLU MLP 768 -> 3072, every rung, bf16"
+else
+    echo "figures: no sweep in $run; $img/04_fused_mlp_sweep_768x3072_bf16.png kept"
+fi
 # The timeline's CSV names its own date (its first line), which may be a later day than env.txt's.
 tl=$run/decode_timeline_8tokens.csv
 [ -f "$tl" ] || { echo "figures: $tl missing" >&2; exit 1; }
