@@ -1,23 +1,30 @@
 #!/usr/bin/env bash
 # Regenerates every figure of the docs (docs/img/*.png) from the raw outputs of one run of
 # bench/run_all.sh, with gnuplot and the scripts in common/plots/ (the stages' own plots):
-#   bench/figures.sh docs/results/h200-2026-11-29
+#   bench/figures.sh RESULTS_DIR [SWEEPS_DIR]
+#   bench/figures.sh docs/results/h200-2026-11-30 docs/results/h200-2026-11-29
+# The sweeps are optional in run_all.sh (RUN_ONLY=sweeps) and slow, so they may come from an
+# earlier run: SWEEPS_DIR (default RESULTS_DIR) holds the sweep_*.csv files.
 # Each title ends with the GPU, driver, CUDA version and date the run's env.txt names, so a
 # figure says where its numbers came from. Needs gnuplot and python3; no GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-run=${1:?usage: bench/figures.sh RESULTS_DIR}
+run=${1:?usage: bench/figures.sh RESULTS_DIR [SWEEPS_DIR]}
+sweeps=${2:-$run}
 img=docs/img
-t=$run
-[ -d "$run/traces" ] && t=$run/traces # as bench/run_all.sh writes it; the docs' copy has no traces/ level
+# run_all.sh writes the stages' outputs under traces/; an older copy may have no traces/ level
+traces_of() { if [ -d "$1/traces" ]; then echo "$1/traces"; else echo "$1"; fi; }
+t=$(traces_of "$run")
+ts=$(traces_of "$sweeps")
 command -v gnuplot >/dev/null || { echo "figures: gnuplot is required" >&2; exit 1; }
 
 # "NVIDIA H200, driver 580.159.04, CUDA 13.0, 2026-11-29" from env.txt
 # A part rerun on another day (the results of a later bench/run_all.sh with RUN_ONLY copied in)
 # keeps that run's env.txt as env.PART.txt; its figures name that run.
-where_of() {  # where_of PART: "GPU, driver D, CUDA C, YYYY-MM-DD"
-    local env=$run/env.txt
-    [ -f "$run/env.$1.txt" ] && env=$run/env.$1.txt
+where_of() {  # where_of PART [DIR]: "GPU, driver D, CUDA C, YYYY-MM-DD"
+    local dir=${2:-$run}
+    local env=$dir/env.txt
+    [ -f "$dir/env.$1.txt" ] && env=$dir/env.$1.txt
     local gpu cuda day
     gpu=$(sed -n 's/^gpu: \([^,]*\), \([^,]*\),.*/\1, driver \2/p' "$env" | head -1)
     cuda=$(sed -n 's/^driver CUDA Version: \(.*\)/CUDA \1/p' "$env" | head -1)
@@ -25,46 +32,53 @@ where_of() {  # where_of PART: "GPU, driver D, CUDA C, YYYY-MM-DD"
     echo "$gpu, $cuda, $day"
 }
 where=$(where_of 01)
+where_sweeps=$(where_of 01 "$sweeps")
 
 plot() {  # plot SCRIPT CSV PNG TITLE
     [ -f "$2" ] || { echo "figures: $2 missing" >&2; exit 1; }
     gnuplot -e "csv='$2'; png='$3'; title='$4 ($where)'" "common/plots/$1"
     echo "wrote $3"
 }
+sweep_plot() {  # sweep_plot SCRIPT CSV PNG TITLE: as plot, dated by the sweeps' run
+    local w=$where
+    where=$where_sweeps
+    plot "$@"
+    where=$w
+}
 timeline() {  # timeline TRACE STEP PNG TITLE
+    [ -f "$1" ] || { echo "figures: $1 missing" >&2; exit 1; }
     tools/trace_timeline.py "$1" "$2" "$3" --title "$4 ($where)"
     echo "wrote $3"
 }
 
 m=$t/01_matmul_add
 timeline "$m/64_bf16_cold_eager.json" "ProfilerStep#3" "$img/01_timeline_64_eager_step3.png" "matmul + add, size 64, eager, ProfilerStep#3"
+timeline "$m/cold_step/64_bf16_cold_eager.json" "ProfilerStep#0" "$img/01_timeline_64_eager_step0.png" "matmul + add, size 64, eager, the cold ProfilerStep#0"
+timeline "$m/bmm/b8_64_bf16_cold_eager.json" "ProfilerStep#3" "$img/01_timeline_b8_eager_step3.png" "matmul + add, 8 x size 64 (batched), eager, ProfilerStep#3"
 plot steps.gp "$m/64_bf16_cold_eager.csv" "$img/01_steps_64_cold_eager.png" "matmul + add, size 64, eager, no warm-up"
 plot steps.gp "$m/64_bf16_warm_eager.csv" "$img/01_steps_64_warm_eager.png" "matmul + add, size 64, eager, 5 warm-up forwards"
 plot steps.gp "$m/4096_bf16_cold_eager.csv" "$img/01_steps_4096_eager_30.png" "matmul + add, size 4096, eager, 30 steps"
-plot crossover.gp "$m/sweep_bf16_eager.csv" "$img/01_crossover_eager.png" "matmul + add, eager, bf16"
-plot crossover.gp "$m/sweep_bf16_fused.csv" "$img/01_crossover_fused.png" "matmul + add, fused, bf16"
+sweep_plot crossover.gp "$ts/01_matmul_add/sweep_bf16_eager.csv" "$img/01_crossover_eager.png" "matmul + add, eager, bf16"
+sweep_plot crossover.gp "$ts/01_matmul_add/sweep_bf16_fused.csv" "$img/01_crossover_fused.png" "matmul + add, fused, bf16"
 
 l=$t/02_linear
 plot steps.gp "$l/1024x32x64_bf16_cold_epilogue.csv" "$img/02_linear_1024x32x64_bf16_cold_epilogue.png" "Linear 32 -> 64, batch 1024, epilogue"
-plot batch_crossover.gp "$l/sweep_32x64_bf16_epilogue.csv" "$img/02_linear_sweep_32x64_bf16_epilogue.png" "Linear 32 -> 64, epilogue, bf16"
+sweep_plot batch_crossover.gp "$ts/02_linear/sweep_32x64_bf16_epilogue.csv" "$img/02_linear_sweep_32x64_bf16_epilogue.png" "Linear 32 -> 64, epilogue, bf16"
 
 s=$t/03_simple_mlp
 timeline "$s/64x128_768x3072_bf16_cold_eager.json" "ProfilerStep#3" "$img/03_timeline_article_eager_step3.png" "GeGLU MLP, article shape, eager, ProfilerStep#3"
+timeline "$s/cold_step/64x128_768x3072_bf16_cold_eager.json" "ProfilerStep#0" "$img/03_timeline_article_eager_step0.png" "GeGLU MLP, article shape, eager, the cold ProfilerStep#0"
 plot steps.gp "$s/1x8_768x3072_bf16_cold_eager.csv" "$img/03_simple_mlp_steps_1x8_768x3072_bf16.png" "GeGLU MLP, 8 tokens, eager"
-plot tokens_sweep.gp "$s/sweep_768x3072_bf16_eager.csv" "$img/03_simple_mlp_sweep_768x3072_bf16_eager.png" "GeGLU MLP 768 -> 3072, eager, bf16"
+sweep_plot tokens_sweep.gp "$ts/03_simple_mlp/sweep_768x3072_bf16_eager.csv" "$img/03_simple_mlp_sweep_768x3072_bf16_eager.png" "GeGLU MLP 768 -> 3072, eager, bf16"
 
 f=$t/04_fused_mlp
 where=$(where_of 04)
+where_sweeps=$(where_of 04 "$sweeps")
 for shape in 64x128_768x3072 1x8_768x3072 64x512_4096x11008; do
     plot ladder.gp "$f/ladder_${shape}_bf16.csv" "$img/04_fused_mlp_ladder_${shape}_bf16.png" "GeGLU MLP ladder, ${shape/_/, }, bf16"
 done
 plot clocks.gp "$f/64x512_4096x11008_bf16_cold_epilogue_clocks.csv" "$img/04_clocks_llama_hold.png" "GeGLU MLP, 64x512, 4096 -> 11008, epilogue, 20 s back to back"
-# Sweeps run only on request (bench/run_all.sh): a run without one keeps the figure it has.
-if [ -f "$f/sweep_768x3072_bf16.csv" ]; then
-    plot ladder_sweep.gp "$f/sweep_768x3072_bf16.csv" "$img/04_fused_mlp_sweep_768x3072_bf16.png" "GeGLU MLP 768 -> 3072, every rung, bf16"
-else
-    echo "figures: no sweep in $run; $img/04_fused_mlp_sweep_768x3072_bf16.png kept"
-fi
+sweep_plot ladder_sweep.gp "$ts/04_fused_mlp/sweep_768x3072_bf16.csv" "$img/04_fused_mlp_sweep_768x3072_bf16.png" "GeGLU MLP 768 -> 3072, every rung, bf16"
 # The timeline's CSV names its own date (its first line), which may be a later day than env.txt's.
 tl=$run/decode_timeline_8tokens.csv
 [ -f "$tl" ] || { echo "figures: $tl missing" >&2; exit 1; }
