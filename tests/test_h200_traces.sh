@@ -31,4 +31,5 @@ done <<'LIST'
 04_fused_mlp/64x128_768x3072_bf16_cold_epilogue 2
 04_fused_mlp/64x128_768x3072_bf16_cold_graph 2
 04_fused_mlp/1x8_768x3072_bf16_cold_decode 2
+04_fused_mlp/1x8_768x3072_bf16_cold_graph 4
 LIST
