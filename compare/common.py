@@ -407,16 +407,22 @@ def run(args, tag_of, make_forward, launches, record_name):
 
 # ---- reading traces: ours and PyTorch's share one schema ----------------------------------
 
-STEP_NAME = re.compile(r"^Profiler?Step#(\d+)$")  # PyTorch: ProfilerStep#N, ours: ProfileStep#N
+# PyTorch and our traces name steps ProfilerStep#N; our traces before the Kineto schema wrote
+# ProfileStep#N, as the articles' prose does.
+STEP_NAME = re.compile(r"^Profiler?Step#(\d+)$")
+# A range on the host thread (user_annotation, or cpu_op in older traces) may have a mirror of the
+# same name on the GPU lane, spanning the GPU work it launched: ours mirror ProfilerStep#N too,
+# PyTorch's only record_function ranges. A mirror launches nothing: it is not a step.
+GPU_RANGE_CATS = ("gpu_user_annotation",)
 LAUNCH_CATS = ("cuda_runtime", "cuda_driver")
 GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
 
 
 def kernels_per_step(path):
     """Per recorded step, in step order: {"step", "kernels" (names in launch order), "memcpy",
-    "memset", "kernel_us"}. GPU work belongs to a step when the runtime or driver call that
-    launched it (same correlation id) lies inside the step's CPU range. [] when the trace is
-    missing or has no steps."""
+    "memset", "kernel_us"}. A step is a ProfilerStep#N range on the host thread; GPU work belongs
+    to it when the runtime or driver call that launched it (same correlation id) lies inside
+    the range, on the same thread. [] when the trace is missing or has no steps."""
     try:
         with open(path) as f:
             data = json.load(f)
@@ -424,7 +430,8 @@ def kernels_per_step(path):
         return []
     events = data["traceEvents"] if isinstance(data, dict) else data
     spans = [e for e in events if e.get("ph") == "X" and "ts" in e and "dur" in e]
-    steps = sorted(((int(m.group(1)), e) for e in spans for m in [STEP_NAME.match(e.get("name", ""))] if m),
+    steps = sorted(((int(m.group(1)), e) for e in spans if e.get("cat") not in GPU_RANGE_CATS
+                    for m in [STEP_NAME.match(e.get("name", ""))] if m),
                    key=lambda t: t[0])
     launches = [e for e in spans if e.get("cat") in LAUNCH_CATS and "correlation" in e.get("args", {})]
     gpu = {}

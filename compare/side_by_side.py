@@ -66,7 +66,7 @@ def describe(side, csv_path, b2b):
         "side": side, "tag": tag, "cpu": cpu, "gpu": gpu, "n": n, "b2b": b2b.get(tag),
         "kernel_us": statistics.median(s["kernel_us"] for s in steps) if steps else None,
         "kernels": common.describe_counts(steps) if steps else "n/a (no trace)",
-        "names": steps[-1]["kernels"] if steps else [],
+        "names": steps[-1]["kernels"] if steps else None,
     }
 
 
@@ -84,9 +84,11 @@ def table(runs):
     lines.append("")
     for r in runs:
         lines.append("%s %s, kernels of one step in launch order:" % (r["side"], r["tag"]))
-        lines.extend("  %d. %s" % (i + 1, common.short_name(k)) for i, k in enumerate(r["names"]))
-        if not r["names"]:
+        if r["names"] is None:
             lines.append("  (no trace: run without --no-trace to list them)")
+        elif not r["names"]:
+            lines.append("  (none: the step launched no kernel)")
+        lines.extend("  %d. %s" % (i + 1, common.short_name(k)) for i, k in enumerate(r["names"] or []))
     return "\n".join(lines)
 
 
