@@ -68,6 +68,11 @@ sweep_plot batch_crossover.gp "$ts/02_linear/sweep_32x64_bf16_epilogue.csv" "$im
 s=$t/03_simple_mlp
 timeline "$s/64x128_768x3072_bf16_cold_eager.json" "ProfilerStep#3" "$img/03_timeline_article_eager_step3.png" "GeGLU MLP, article shape, eager, ProfilerStep#3"
 timeline "$s/cold_step/64x128_768x3072_bf16_cold_eager.json" "ProfilerStep#0" "$img/03_timeline_article_eager_step0.png" "GeGLU MLP, article shape, eager, the cold ProfilerStep#0"
+# Ours beside PyTorch's: one forward of the reference trace (it has no steps: its 2nd forward's kernels)
+ref=docs/results/h200-2026-11-30/reference/pytorch-geglu-mlp-h200.trace.json
+tools/trace_timeline.py "$s/64x128_768x3072_bf16_cold_eager.json" "ProfilerStep#3" "$img/03_timeline_ours_vs_pytorch.png" \
+    --title "ours: GeGLU MLP, article shape, eager, ProfilerStep#3 ($where)" \
+    --also "$ref" "kernels:5+5" "PyTorch 2.11 eager, the same MLP on an H200: one forward"
 plot steps.gp "$s/1x8_768x3072_bf16_cold_eager.csv" "$img/03_simple_mlp_steps_1x8_768x3072_bf16.png" "GeGLU MLP, 8 tokens, eager"
 sweep_plot tokens_sweep.gp "$ts/03_simple_mlp/sweep_768x3072_bf16_eager.csv" "$img/03_simple_mlp_sweep_768x3072_bf16_eager.png" "GeGLU MLP 768 -> 3072, eager, bf16"
 
