@@ -1,5 +1,5 @@
 // gemm_geglu.cu (04_fused_mlp): the GEMM with the GeGLU epilogue, m = gelu_tanh(x Wg^T) * (x Wu^T),
-// in numbered versions, one idea each; this file only describes and launches them.
+// in numbered versions, one idea each; this file only names, describes and launches them.
 //
 //   gemm/1_mma_sync.cuh      mma.sync tiles fed by a cp.async ring (sm_80 and newer)
 //   gemm/2_wgmma.cuh         Hopper's wgmma, operands from shared memory (sm_90a from here on)
@@ -34,6 +34,49 @@
 #include "gemm/4_persistent.cuh"
 #include "gemm/5_tma_store.cuh"
 #include "gemm/6_pingpong.cuh"
+#endif
+
+// A version's two kernels, gemm_geglu_<number>_<name>_bf16 and _fp16: C linkage, so that traces
+// show these names as they are; each runs gemm<number>::gemm_geglu<T> in blocks of
+// gemm<number>::THREADS. `operands` is one of the three macros below: the kernel's parameters,
+// as the launch passes them (see operand_kind).
+#define GEMM_GEGLU_KERNELS(number, name, operands)   \
+    operands(number, name, bf16, __nv_bfloat16)      \
+    operands(number, name, fp16, __half)
+#define GEMM_GEGLU_KERNEL(number, name, type) \
+    extern "C" __global__ void __launch_bounds__(gemm##number::THREADS, 1) gemm_geglu_##number##_##name##_##type
+// x, Wg, Wu as pointers.
+#define POINTERS_KERNEL(number, name, type, T)                                                        \
+    GEMM_GEGLU_KERNEL(number, name, type)(const T *x, const T *wg, const T *wu, T *m, int M, int dim, int hidden) \
+    {                                                                                                   \
+        gemm##number::gemm_geglu<T>(x, wg, wu, m, M, dim, hidden);                                      \
+    }
+// x, Wg, Wu as tensor maps, in the kernel's parameter space (__grid_constant__: TMA reads them there).
+#define TENSOR_MAPS_KERNEL(number, name, type, T)                                                       \
+    GEMM_GEGLU_KERNEL(number, name, type)(const __grid_constant__ CUtensorMap tx,                        \
+                                          const __grid_constant__ CUtensorMap tg,                        \
+                                          const __grid_constant__ CUtensorMap tu, T *m, int M, int dim, int hidden) \
+    {                                                                                                     \
+        gemm##number::gemm_geglu<T>(&tx, &tg, &tu, m, M, dim, hidden);                                    \
+    }
+// And m's tensor map, used when store_by_tma (else the kernel stores through the pointer m).
+#define TENSOR_MAPS_AND_M_KERNEL(number, name, type, T)                                                  \
+    GEMM_GEGLU_KERNEL(number, name, type)(const __grid_constant__ CUtensorMap tx,                         \
+                                          const __grid_constant__ CUtensorMap tg,                         \
+                                          const __grid_constant__ CUtensorMap tu,                         \
+                                          const __grid_constant__ CUtensorMap tm, int store_by_tma, T *m, \
+                                          int M, int dim, int hidden)                                     \
+    {                                                                                                      \
+        gemm##number::gemm_geglu<T>(&tx, &tg, &tu, store_by_tma ? &tm : nullptr, m, M, dim, hidden);      \
+    }
+
+GEMM_GEGLU_KERNELS(1, mma_sync, POINTERS_KERNEL)
+#if defined(GEMM_GEGLU_SM90A)
+GEMM_GEGLU_KERNELS(2, wgmma, POINTERS_KERNEL)
+GEMM_GEGLU_KERNELS(3, tma_producer, TENSOR_MAPS_KERNEL)
+GEMM_GEGLU_KERNELS(4, persistent, TENSOR_MAPS_KERNEL)
+GEMM_GEGLU_KERNELS(5, tma_store, TENSOR_MAPS_AND_M_KERNEL)
+GEMM_GEGLU_KERNELS(6, pingpong, TENSOR_MAPS_AND_M_KERNEL)
 #endif
 
 namespace {

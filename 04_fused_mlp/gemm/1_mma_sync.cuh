@@ -146,17 +146,3 @@ __device__ __forceinline__ void gemm_geglu(const T *x, const T *wg, const T *wu,
 }
 
 } // namespace gemm1
-
-extern "C" __global__ void __launch_bounds__(gemm1::THREADS, 1)
-    gemm_geglu_1_mma_sync_bf16(const __nv_bfloat16 *x, const __nv_bfloat16 *wg, const __nv_bfloat16 *wu,
-                               __nv_bfloat16 *m, int M, int dim, int hidden)
-{
-    gemm1::gemm_geglu<__nv_bfloat16>(x, wg, wu, m, M, dim, hidden);
-}
-
-extern "C" __global__ void __launch_bounds__(gemm1::THREADS, 1)
-    gemm_geglu_1_mma_sync_fp16(const __half *x, const __half *wg, const __half *wu, __half *m, int M, int dim,
-                               int hidden)
-{
-    gemm1::gemm_geglu<__half>(x, wg, wu, m, M, dim, hidden);
-}

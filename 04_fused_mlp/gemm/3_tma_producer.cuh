@@ -139,17 +139,3 @@ __device__ __forceinline__ void gemm_geglu(const CUtensorMap *tx, const CUtensor
 }
 
 } // namespace gemm3
-
-extern "C" __global__ void __launch_bounds__(gemm3::THREADS, 1)
-    gemm_geglu_3_tma_producer_bf16(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tg,
-                                   const __grid_constant__ CUtensorMap tu, __nv_bfloat16 *m, int M, int dim, int hidden)
-{
-    gemm3::gemm_geglu<__nv_bfloat16>(&tx, &tg, &tu, m, M, dim, hidden);
-}
-
-extern "C" __global__ void __launch_bounds__(gemm3::THREADS, 1)
-    gemm_geglu_3_tma_producer_fp16(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tg,
-                                   const __grid_constant__ CUtensorMap tu, __half *m, int M, int dim, int hidden)
-{
-    gemm3::gemm_geglu<__half>(&tx, &tg, &tu, m, M, dim, hidden);
-}

@@ -90,17 +90,3 @@ __device__ __forceinline__ void gemm_geglu(const CUtensorMap *tx, const CUtensor
 }
 
 } // namespace gemm4
-
-extern "C" __global__ void __launch_bounds__(gemm4::THREADS, 1)
-    gemm_geglu_4_persistent_bf16(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tg,
-                                 const __grid_constant__ CUtensorMap tu, __nv_bfloat16 *m, int M, int dim, int hidden)
-{
-    gemm4::gemm_geglu<__nv_bfloat16>(&tx, &tg, &tu, m, M, dim, hidden);
-}
-
-extern "C" __global__ void __launch_bounds__(gemm4::THREADS, 1)
-    gemm_geglu_4_persistent_fp16(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tg,
-                                 const __grid_constant__ CUtensorMap tu, __half *m, int M, int dim, int hidden)
-{
-    gemm4::gemm_geglu<__half>(&tx, &tg, &tu, m, M, dim, hidden);
-}

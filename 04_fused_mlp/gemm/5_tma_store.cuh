@@ -86,19 +86,3 @@ __device__ __forceinline__ void gemm_geglu(const CUtensorMap *tx, const CUtensor
 }
 
 } // namespace gemm5
-
-extern "C" __global__ void __launch_bounds__(gemm5::THREADS, 1)
-    gemm_geglu_5_tma_store_bf16(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tg,
-                                const __grid_constant__ CUtensorMap tu, const __grid_constant__ CUtensorMap tm,
-                                int store_by_tma, __nv_bfloat16 *m, int M, int dim, int hidden)
-{
-    gemm5::gemm_geglu<__nv_bfloat16>(&tx, &tg, &tu, store_by_tma ? &tm : nullptr, m, M, dim, hidden);
-}
-
-extern "C" __global__ void __launch_bounds__(gemm5::THREADS, 1)
-    gemm_geglu_5_tma_store_fp16(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tg,
-                                const __grid_constant__ CUtensorMap tu, const __grid_constant__ CUtensorMap tm,
-                                int store_by_tma, __half *m, int M, int dim, int hidden)
-{
-    gemm5::gemm_geglu<__half>(&tx, &tg, &tu, store_by_tma ? &tm : nullptr, m, M, dim, hidden);
-}

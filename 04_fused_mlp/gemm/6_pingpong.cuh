@@ -204,19 +204,3 @@ __device__ __forceinline__ void gemm_geglu(const CUtensorMap *tx, const CUtensor
 }
 
 } // namespace gemm6
-
-extern "C" __global__ void __launch_bounds__(gemm6::THREADS, 1)
-    gemm_geglu_6_pingpong_bf16(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tg,
-                               const __grid_constant__ CUtensorMap tu, const __grid_constant__ CUtensorMap tm,
-                               int store_by_tma, __nv_bfloat16 *m, int M, int dim, int hidden)
-{
-    gemm6::gemm_geglu<__nv_bfloat16>(&tx, &tg, &tu, store_by_tma ? &tm : nullptr, m, M, dim, hidden);
-}
-
-extern "C" __global__ void __launch_bounds__(gemm6::THREADS, 1)
-    gemm_geglu_6_pingpong_fp16(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tg,
-                               const __grid_constant__ CUtensorMap tu, const __grid_constant__ CUtensorMap tm,
-                               int store_by_tma, __half *m, int M, int dim, int hidden)
-{
-    gemm6::gemm_geglu<__half>(&tx, &tg, &tu, store_by_tma ? &tm : nullptr, m, M, dim, hidden);
-}

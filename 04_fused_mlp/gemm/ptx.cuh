@@ -189,16 +189,10 @@ __device__ __forceinline__ uint64_t smem_desc(uint32_t addr)
 }
 
 // The compiler must neither read nor move the accumulators while wgmma owns them.
-__device__ __forceinline__ void fence_acc(float (&d)[128])
+template <int R> __device__ __forceinline__ void fence_acc(float (&d)[R])
 {
 #pragma unroll
-    for (int i = 0; i < 128; i++) asm volatile("" : "+f"(d[i])::"memory");
-}
-
-__device__ __forceinline__ void fence_acc(float (&d)[64])
-{
-#pragma unroll
-    for (int i = 0; i < 64; i++) asm volatile("" : "+f"(d[i])::"memory");
+    for (int i = 0; i < R; i++) asm volatile("" : "+f"(d[i])::"memory");
 }
 
 // Before a warpgroup's first wgmma that reads registers written since (the accumulators).
@@ -211,70 +205,52 @@ template <int N> __device__ __forceinline__ void wgmma_wait()
     asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
 
+// wgmma's accumulators are R = N / 2 fp32 registers a thread, the asm's operands 0 .. R - 1 (read
+// and written); the descriptors of A and B are operands R and R + 1, and operand R + 2 sets
+// scale-d (1: d += A B). The operand lists, 8 accumulators at a time:
 #define WGMMA_D8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), \
                     "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
-#define WGMMA_D128 WGMMA_D8(0), WGMMA_D8(8), WGMMA_D8(16), WGMMA_D8(24), WGMMA_D8(32), WGMMA_D8(40), \
-                   WGMMA_D8(48), WGMMA_D8(56), WGMMA_D8(64), WGMMA_D8(72), WGMMA_D8(80), WGMMA_D8(88), \
-                   WGMMA_D8(96), WGMMA_D8(104), WGMMA_D8(112), WGMMA_D8(120)
-#define WGMMA_REGS                                                                                \
-    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, " \
-    "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "  \
-    "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, "  \
-    "%56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, "  \
-    "%74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, "  \
-    "%92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, "    \
-    "%108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, "  \
-    "%123, %124, %125, %126, %127}, "
+#define WGMMA_D32(i) WGMMA_D8(i), WGMMA_D8(i + 8), WGMMA_D8(i + 16), WGMMA_D8(i + 24)
+#define WGMMA_D64 WGMMA_D32(0), WGMMA_D32(32)
+#define WGMMA_D128 WGMMA_D64, WGMMA_D32(64), WGMMA_D32(96)
+// and their references in the instruction, "{%0, %1, ..., %<R - 1>}, ", ten at a time (t: the tens).
+#define WGMMA_R4(t) "%" #t "0, %" #t "1, %" #t "2, %" #t "3"
+#define WGMMA_R8(t) WGMMA_R4(t) ", %" #t "4, %" #t "5, %" #t "6, %" #t "7"
+#define WGMMA_R10(t) WGMMA_R8(t) ", %" #t "8, %" #t "9, "
+#define WGMMA_R60 WGMMA_R10() WGMMA_R10(1) WGMMA_R10(2) WGMMA_R10(3) WGMMA_R10(4) WGMMA_R10(5)
+#define WGMMA_REGS64 "{" WGMMA_R60 WGMMA_R4(6) "}, "
+#define WGMMA_REGS128                                                                                  \
+    "{" WGMMA_R60 WGMMA_R10(6) WGMMA_R10(7) WGMMA_R10(8) WGMMA_R10(9) WGMMA_R10(10) WGMMA_R10(11) \
+        WGMMA_R8(12) "}, "
+// One wgmma.mma_async m64<n>k16 with fp32 accumulators and <ab> operands (bf16 or f16).
+#define WGMMA_MMA_ASYNC(n, ab, regs, acc, desc_a, desc_b, scale_d)                   \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #scale_d ", 0;\n"              \
+                 "wgmma.mma_async.sync.aligned.m64" #n "k16.f32." #ab "." #ab " " regs \
+                 "%" #desc_a ", %" #desc_b ", p, 1, 1, 0, 0;\n}\n"                    \
+                 : acc                                                               \
+                 : "l"(a), "l"(b), "r"(1))
 
-// d[64 x 256] += A[64 x 16] * B[256 x 16]^T, both K-major in shared memory (descriptors).
-// Accumulator layout: warp w of the warpgroup holds rows 16w .. 16w + 15; register 4j + e sits at
-// row lane / 4 (+ 8 for e >= 2), column 8j + 2 (lane % 4) + e % 2.
-template <typename T> __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t a, uint64_t b)
+// d[64 x N] += A[64 x 16] * B[N x 16]^T for N = 2R = 256 or 128, both K-major in shared memory
+// (descriptors). Accumulator layout: warp w of the warpgroup holds rows 16w .. 16w + 15; register
+// 4j + e sits at row lane / 4 (+ 8 for e >= 2), column 8j + 2 (lane % 4) + e % 2, j = 0 .. N / 8 - 1.
+template <typename T, int R> __device__ __forceinline__ void wgmma_m64k16(float (&d)[R], uint64_t a, uint64_t b)
 {
+    static_assert(R == 128 || R == 64, "wgmma m64n256k16 or m64n128k16");
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    if constexpr (std::is_same_v<T, __nv_bfloat16>)
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 " WGMMA_REGS
-                     "%128, %129, p, 1, 1, 0, 0;\n}\n"
-                     : WGMMA_D128
-                     : "l"(a), "l"(b), "r"(1));
-    else
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 " WGMMA_REGS
-                     "%128, %129, p, 1, 1, 0, 0;\n}\n"
-                     : WGMMA_D128
-                     : "l"(a), "l"(b), "r"(1));
+    constexpr bool bf16 = std::is_same_v<T, __nv_bfloat16>;
+    if constexpr (R == 128 && bf16) WGMMA_MMA_ASYNC(n256, bf16, WGMMA_REGS128, WGMMA_D128, 128, 129, 130);
+    else if constexpr (R == 128) WGMMA_MMA_ASYNC(n256, f16, WGMMA_REGS128, WGMMA_D128, 128, 129, 130);
+    else if constexpr (bf16) WGMMA_MMA_ASYNC(n128, bf16, WGMMA_REGS64, WGMMA_D64, 64, 65, 66);
+    else WGMMA_MMA_ASYNC(n128, f16, WGMMA_REGS64, WGMMA_D64, 64, 65, 66);
 #else
     (void)d, (void)a, (void)b;
 #endif
 }
-
-#define WGMMA_D64 WGMMA_D8(0), WGMMA_D8(8), WGMMA_D8(16), WGMMA_D8(24), WGMMA_D8(32), WGMMA_D8(40), \
-                  WGMMA_D8(48), WGMMA_D8(56)
-#define WGMMA_REGS64                                                                              \
-    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, " \
-    "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "  \
-    "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, "  \
-    "%56, %57, %58, %59, %60, %61, %62, %63}, "
-
-// d[64 x 128] += A[64 x 16] * B[128 x 16]^T, both K-major in shared memory (descriptors); the
-// accumulator layout as above, with j = 0..15.
+template <typename T> __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t a, uint64_t b)
+{
+    wgmma_m64k16<T>(d, a, b);
+}
 template <typename T> __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t a, uint64_t b)
 {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    if constexpr (std::is_same_v<T, __nv_bfloat16>)
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " WGMMA_REGS64
-                     "%64, %65, p, 1, 1, 0, 0;\n}\n"
-                     : WGMMA_D64
-                     : "l"(a), "l"(b), "r"(1));
-    else
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " WGMMA_REGS64
-                     "%64, %65, p, 1, 1, 0, 0;\n}\n"
-                     : WGMMA_D64
-                     : "l"(a), "l"(b), "r"(1));
-#else
-    (void)d, (void)a, (void)b;
-#endif
+    wgmma_m64k16<T>(d, a, b);
 }
