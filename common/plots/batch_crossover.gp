@@ -14,6 +14,9 @@ set format y "%g"
 set grid
 set key left top
 # the crossing: first batch where the GPU time passes the CPU dispatch time, interpolated in log
+# the x range, so that the label sits on the side of the line with room for it
+stats csv using 1 skip 1 nooutput name "X"
+mid = sqrt(X_min * X_max)
 cross = -1
 prev_size = 0; prev_diff = 0
 f(s, d) = (cross < 0 && prev_size > 0 && prev_diff < 0 && d >= 0) ? \
@@ -22,7 +25,8 @@ g(s, d) = (prev_size = s, prev_diff = d, 0)
 stats csv using (f($1, log($3) - log($2)) + g($1, log($3) - log($2))) skip 1 nooutput
 if (cross > 0) {
     set arrow from cross, graph 0 to cross, graph 1 nohead dt 2 lc rgb "#555555"
-    set label sprintf("crossover near batch %.0f", cross) at cross, graph 0.95 offset 1,0 noenhanced
+    set label 1 sprintf("crossover near batch %.0f", cross) at cross, graph 0.95 noenhanced
+    if (cross > mid) { set label 1 right offset -1,0 } else { set label 1 left offset 1,0 }
 } else {
     set label "no crossover in this range of batch sizes" at graph 0.02, graph 0.05 noenhanced
 }
