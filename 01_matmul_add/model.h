@@ -27,7 +27,7 @@ typedef struct {
     float *hx, *hw, *hb; /* dtype-rounded host copies: what the GPU sees, for the reference */
 } matmul_add;
 
-/* Refuses (1, with one line) sizes whose buffers overflow; no GPU needed. */
+/* 1, with one line in why, for sizes whose buffers overflow; else 0. No GPU needed. */
 int matmul_add_validate(size_t n, size_t batch, char *why, size_t len);
 matmul_add *matmul_add_setup(dtype_t t, size_t n, int batch, uint64_t seed);
 void matmul_add_free(void *model);

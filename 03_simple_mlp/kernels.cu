@@ -1,11 +1,11 @@
 // kernels.cu (03_simple_mlp): the two elementwise kernels of the eager MLP.
 //
-//   h = gelu_tanh(gate)     gelu_tanh_bf16 / _fp16 / _fp32    reads n values, writes n
-//   m = h * up              mul_bf16 / _fp16 / _fp32          reads 2n values, writes n
+//   act = gelu_tanh(gate)   gelu_tanh_bf16 / _fp16 / _fp32    reads n values, writes n
+//   prod = act * up         mul_bf16 / _fp16 / _fp32          reads 2n values, writes n
 //
 // What PyTorch eager launches between the GEMMs: nothing to plan (few registers, no shared
 // memory), so no occupancy query on the CPU, but every byte goes through HBM. At the article's
-// shape gate, h and up are 8192 x 3072 bf16, 50.3 MB each: the GELU moves 100.7 MB and the
+// shape gate, act and up are 8192 x 3072 bf16, 50.3 MB each: the GELU moves 100.7 MB and the
 // multiply 151.0 MB, about 24 and 36 us at a 4.25 TB/s copy rate, whatever the arithmetic.
 //
 // Being memory-bound, they are written to move bytes well: each thread loads and stores 16 bytes

@@ -1,6 +1,5 @@
-/* mlp.c (03_simple_mlp): the GeGLU MLP's setup, its eager forward, and its correctness check.
- * main.c runs and reports it; 04_fused_mlp links this file for its own variants. */
-#include "program.h"
+/* mlp.c (03_simple_mlp): the GeGLU MLP's buffers, their setup, and its correctness check. The
+ * eager forward is the lesson, in main.c; 04_fused_mlp links both for its own variants. */
 #include "mlp.h"
 
 #include <float.h>
@@ -10,11 +9,11 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "size.h"
 #include "gpu.h"
-#include "prof.h"
+#include "program.h"
 #include "ref.h"
 #include "ref_mlp.h"
+#include "size.h"
 
 const char *const mlp_op_names[MLP_N_OPS] = {"gate_proj", "up_proj", "gelu", "mul", "down_proj"};
 
@@ -107,7 +106,6 @@ void mlp_free(mlp_t *m)
         lt_plan_free(&m->plan_down);
         CUBLASLT_CHECK(cublasLtDestroy(m->lt));
     }
-    if (m->blas) CUBLAS_CHECK(cublasDestroy(m->blas));
     if (m->stream) CUDA_CHECK(cudaStreamDestroy(m->stream));
     free(m->hx);
     free(m->hwg);
@@ -119,7 +117,7 @@ void mlp_free(mlp_t *m)
 /* ---- correctness ------------------------------------------------------------------------ */
 
 /* The reference is computed in double with no intermediate rounding; the eager GPU forward
- * rounds five times in a row: gate and up (to the storage type), h, m, then y, each within the
+ * rounds five times in a row: gate and up (to the storage type), act, prod, then y, each within the
  * unit roundoff u (bf16 2^-8, fp16 2^-11). GELU passes gate's error on times its condition
  * number |x gelu'(x) / gelu(x)|, at most 1.3 for |x| <= 1, where nn.Linear's init keeps almost
  * every gate value. So one output can be off by (1.3 + 4) u = 5.3 u relative to the size of the

@@ -16,7 +16,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include "blas.h"
@@ -36,9 +35,6 @@ typedef struct mlp_t {
     cublasLtHandle_t lt;
     lt_plan plan_in, plan_down;
     int planned;
-    /* For callers that add classic cuBLAS calls of their own (04_fused_mlp): created by them,
-     * destroyed by mlp_free. */
-    cublasHandle_t blas;
     void *x, *wg, *wu, *wd;      /* device: inputs and weights */
     void *gate, *up, *act, *prod, *y; /* device: the intermediates eager writes (act = gelu(gate),
                                        * prod = act * up), and the output */
@@ -62,7 +58,6 @@ void mlp_free(mlp_t *m);
  * the cuBLASLt handle and plans both GEMM shapes. */
 void mlp_run_op(mlp_t *m, mlp_op op);
 void mlp_forward_eager(mlp_t *m);
-
 
 /* Poisons y and every intermediate with NaN, runs forward(ctx) once, and compares y with the
  * CPU reference in double: every row at small shapes, 16 spread rows (first and last included)
@@ -101,8 +96,8 @@ static inline double mlp_op_bytes(const mlp_t *m, mlp_op op)
     case MLP_GATE:
     case MLP_UP:
     case MLP_DOWN: return e * (M * D + H * D + M * H); /* activation in, weight, activation out */
-    case MLP_GELU: return e * 2.0 * M * H;             /* gate in, h out */
-    default: return e * 3.0 * M * H;                   /* h and up in, m out */
+    case MLP_GELU: return e * 2.0 * M * H;             /* gate in, act out */
+    default: return e * 3.0 * M * H;                   /* act and up in, prod out */
     }
 }
 

@@ -27,7 +27,7 @@ extern "C" {
 
 // ---- the fused GeGLU ----------------------------------------------------------------------
 //
-// Eager runs gelu (read gate, write h) then mul (read h and up, write m): 5 passes of M x hidden
+// Eager runs gelu (read gate, write act) then mul (read act and up, write m): 5 passes of M x hidden
 // through HBM. This kernel makes 3: read gate, read up, write m. Each thread owns one 16-byte
 // chunk of a row (8 bf16 values), loads the gate chunk and the up chunk with one instruction
 // each, and stores 8 results with one. A row's last chunk may be partial (cols not a multiple of
@@ -99,9 +99,9 @@ extern "C" void launch_geglu(dtype_t t, const void *gate, const void *up, size_t
 // ---- decode: weight streaming on tensor cores, for a few tokens ------------------------------
 //
 // At 8 tokens the MLP does 0.11 GFLOP and reads 14 MB of weights, so the kernel's one job is to
-// keep HBM busy. A first version did the dot products with scalar FMAs (one per weight, per
-// token): with each bf16 value widened to fp32 first, that was about 30 instructions per 16
-// bytes of weights, and it issued instructions, not bytes, for 14 us per kernel. Here the tensor
+// keep HBM busy. Scalar FMAs (one per weight, per token) cannot: with each bf16 value widened
+// to fp32 first they take about 30 instructions per 16 bytes of weights, so such a kernel is
+// bound by issuing instructions, and the bytes wait. Here the tensor
 // cores do the arithmetic: one mma.sync m16n8k16 multiplies 16 tokens (padded with zeros) by 8
 // weight rows over 16 of K, 2048 multiply-adds in one instruction, operands straight from
 // registers as loaded, no conversion.
@@ -163,7 +163,7 @@ __device__ __forceinline__ void grid_dependency_wait(void)
 // Timeline stamps, for bench/decode_timeline, which compiles this file with -DDECODE_TIMELINE.
 // A profiler shows one duration per kernel; to see inside the decode forward, thread 0 of each
 // block writes the GPU's nanosecond clock (%globaltimer: one clock for all SMs) at each event of
-// kernels.h's decode_stamp_event, and its SM's number. In the stages this is nothing.
+// kernels.h's DECODE_STAMP_* list, and its SM's number. In the stages this is nothing.
 #if defined(DECODE_TIMELINE)
 __device__ unsigned long long decode_stamps[2][DECODE_STAMP_BLOCKS][DECODE_STAMP_SLOTS]; // gate_up, down
 

@@ -15,7 +15,7 @@ extern "C" {
 #endif
 
 /* The fused GeGLU, rungs fused_geglu and merged: one kernel, reading gate and up once and writing
- * m once (h never exists):
+ * m once (act never exists):
  *   m[r * cols + c] = gelu_tanh(gate[r * ld + c]) * up[r * ld + c],  r < rows, c < cols.
  * Separate buffers (fused_geglu): rows = 1, cols = M * hidden (ld unused): one flat array.
  * Concatenated halves (merged): gate = gu, up = gu + hidden, ld = 2 * hidden, rows = M,

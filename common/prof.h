@@ -1,7 +1,7 @@
 /* prof.h: the articles' step schedule, NVTX ranges, and per-step timing.
  *
- * A stage runs its forward inside this loop (prof_run_schedule, after the --warmup untimed
- * forwards):
+ * The driver (stage.c) runs a stage's forward inside this loop (prof_run_schedule, after the
+ * --warmup untimed forwards):
  *
  *   prof_run run;
  *   prof_init(&run, &args.sched, stream);
@@ -95,8 +95,8 @@ int prof_under_tool(void);
 double prof_now_us(void);
 
 /* --- the trace pass ----------------------------------------------------------------- */
-/* True in the process started by prof_spawn_trace_pass. Call prof_trace_pass_open() first
- * thing in main: in the trace pass it turns CUPTI on before any CUDA call, and returns 0 when
+/* True in the process started by prof_spawn_trace_pass. stage_main calls prof_trace_pass_open()
+ * before its first CUDA call: in the trace pass it turns CUPTI on, and returns 0 when
  * CUPTI is unavailable (the caller then exits quietly). */
 int prof_is_trace_pass(void);
 int prof_trace_pass_open(void);
