@@ -203,7 +203,7 @@ static void encode_tensor_map(CUtensorMap *map, const void *base, size_t rows, s
         CUDA_CHECK(cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", (void **)&encode, cudaEnableDefault, &found));
 #endif
         if (found != cudaDriverEntryPointSuccess || !encode) {
-            fprintf(stderr, "error: gemm_geglu: the driver has no cuTensorMapEncodeTiled (TMA needs CUDA 12)\n");
+            program_error("gemm_geglu: the driver has no cuTensorMapEncodeTiled (TMA needs CUDA 12)");
             exit(EXIT_CUDA_ERROR);
         }
     }
@@ -214,7 +214,7 @@ static void encode_tensor_map(CUtensorMap *map, const void *base, size_t rows, s
                               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) {
-        fprintf(stderr, "error: gemm_geglu: cuTensorMapEncodeTiled failed (CUresult %d) for a [%zu, %zu] matrix\n",
+        program_error("gemm_geglu: cuTensorMapEncodeTiled failed (CUresult %d) for a [%zu, %zu] matrix",
                 (int)r, rows, cols);
         exit(EXIT_CUDA_ERROR);
     }
@@ -270,17 +270,17 @@ extern "C" void launch_gemm_geglu(int version, dtype_t t, const void *x, const v
 {
     char why[256];
     if (!gemm_geglu_accepts(version, t, M, dim, hidden, why, sizeof why)) {
-        fprintf(stderr, "error: gemm_geglu version %d: %s\n", version, why);
+        program_error("gemm_geglu version %d: %s", version, why);
         exit(EXIT_BAD_INPUT);
     }
     const version_row &v = versions[version - 1];
     if (!gemm_geglu_runs_here(version)) {
-        fprintf(stderr, "error: gemm_geglu version %d (%s) does not run here: it needs %s\n", version, v.info.name,
+        program_error("gemm_geglu version %d (%s) does not run here: it needs %s", version, v.info.name,
                 v.info.min_cc >= 90 ? "an sm_90 GPU and this file built for sm_90a" : "an sm_80 or newer GPU");
         exit(EXIT_BAD_INPUT);
     }
     if ((uintptr_t)x % 16 || (uintptr_t)wg % 16 || (uintptr_t)wu % 16 || (uintptr_t)m % 4) {
-        fprintf(stderr, "error: gemm_geglu needs x, Wg, Wu 16-byte aligned and m 4-byte aligned\n");
+        program_error("gemm_geglu needs x, Wg, Wu 16-byte aligned and m 4-byte aligned");
         exit(EXIT_BAD_INPUT);
     }
     const kernel_row &k = kernels[version - 1];

@@ -88,7 +88,7 @@ extern "C" void launch_geglu(dtype_t t, const void *gate, const void *up, size_t
     const size_t chunks = (cols + V - 1) / V;
     const size_t bx = (chunks + threads - 1) / threads;
     if (bx > 0x7fffffff) {
-        fprintf(stderr, "error: launch_geglu: %zu columns are more than one grid row holds\n", cols);
+        program_error("launch_geglu: %zu columns are more than one grid row holds", cols);
         exit(EXIT_BAD_INPUT);
     }
     const dim3 grid((unsigned)bx, (unsigned)(rows < 65535 ? rows : 65535));
@@ -306,11 +306,11 @@ static void decode_require(dtype_t t, size_t tokens, size_t dim, size_t hidden)
 {
     char why[256];
     if (!decode_supported(t, tokens, dim, hidden, why, sizeof why)) {
-        fprintf(stderr, "error: decode kernels: %s\n", why);
+        program_error("decode kernels: %s", why);
         exit(EXIT_BAD_INPUT);
     }
     if (!decode_runs_here()) {
-        fprintf(stderr, "error: decode kernels: mma.sync with bf16 or fp16 operands needs an sm_80 or newer GPU\n");
+        program_error("decode kernels: mma.sync with bf16 or fp16 operands needs an sm_80 or newer GPU");
         exit(EXIT_BAD_INPUT);
     }
 }

@@ -35,7 +35,7 @@ static void fill_random(void *dev, dtype_t t, size_t n, uint64_t seed)
     float *v = malloc(n * sizeof *v);
     void *bits = malloc(n * dtype_size(t));
     if (!v || !bits) {
-        fprintf(stderr, "error: out of host memory\n");
+        program_error("out of host memory");
         exit(EXIT_BAD_INPUT);
     }
     fill_uniform(&r, v, n, -1.0f, 1.0f);

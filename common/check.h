@@ -18,14 +18,16 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include "program.h"
+
 enum { EXIT_BAD_INPUT = 1, EXIT_WAIVED = 2, EXIT_CUDA_ERROR = 3 };
 
 #define CUDA_CHECK(call)                                                                  \
     do {                                                                                  \
         cudaError_t err_ = (call);                                                        \
         if (err_ != cudaSuccess) {                                                        \
-            fprintf(stderr, "error: %s failed at %s:%d: %s (%s)\n", #call, __FILE__,      \
-                    __LINE__, cudaGetErrorString(err_), cudaGetErrorName(err_));          \
+            program_error("%s failed at %s:%d: %s (%s)", #call, __FILE__, __LINE__,         \
+                          cudaGetErrorString(err_), cudaGetErrorName(err_));              \
             exit(err_ == cudaErrorMemoryAllocation ? EXIT_BAD_INPUT : EXIT_CUDA_ERROR);   \
         }                                                                                 \
     } while (0)
@@ -36,8 +38,8 @@ enum { EXIT_BAD_INPUT = 1, EXIT_WAIVED = 2, EXIT_CUDA_ERROR = 3 };
     do {                                                                                  \
         cublasStatus_t st_ = (call);                                                      \
         if (st_ != CUBLAS_STATUS_SUCCESS) {                                               \
-            fprintf(stderr, "error: %s failed at %s:%d: %s\n", #call, __FILE__, __LINE__, \
-                    cublasGetStatusString(st_));                                          \
+            program_error("%s failed at %s:%d: %s", #call, __FILE__, __LINE__,              \
+                          cublasGetStatusString(st_));                                    \
             exit(EXIT_CUDA_ERROR);                                                        \
         }                                                                                 \
     } while (0)

@@ -17,6 +17,7 @@
 #include <cuda_runtime.h>
 
 #include "out.h"
+#include "program.h"
 #include "stats.h"
 
 typedef int nvml_return;               /* nvmlReturn_t: 0 is NVML_SUCCESS */
@@ -127,7 +128,7 @@ int clocks_start(clocks_series_t *keep)
 {
     if (clocks_init(NULL) != 0) return -1;
     if (g.running) {
-        fprintf(stderr, "error: clocks_start: already started\n");
+        program_error("clocks_start: already started");
         return -1;
     }
     clock_gettime(CLOCK_MONOTONIC, &g.t0);
@@ -137,7 +138,7 @@ int clocks_start(clocks_series_t *keep)
     take_sample();
     if (pthread_create(&g.thread, NULL, sampler, NULL) != 0) {
         clocks_series_free(&g.taken);
-        fprintf(stderr, "error: clocks_start: cannot start the sampling thread\n");
+        program_error("clocks_start: cannot start the sampling thread");
         return -1;
     }
     g.running = 1;
