@@ -413,12 +413,13 @@ static void compare(const stage_def *d, int first, int last, const stage_result 
     double us[32][ROUNDS], mhz[32][ROUNDS], watts[32][ROUNDS];
     for (int k = 0; k < ROUNDS; k++)
         for (int i = 0; i < n_rows; i++) {
+            us[i][k] = mhz[i][k] = watts[i][k] = NAN;
+            if (!ok[i]) continue;
             clocks_summary_t clk = {0};
             clocks_start(NULL);
-            us[i][k] = ok[i] ? prof_back_to_back_us(fns[i], model, stream, n, 1) : NAN;
+            us[i][k] = prof_back_to_back_us(fns[i], model, stream, n, 1);
             clocks_stop(&clk);
-            mhz[i][k] = clk.samples ? clk.sm_mhz_median : NAN;
-            watts[i][k] = clk.samples ? clk.power_w_median : NAN;
+            if (clk.samples) mhz[i][k] = clk.sm_mhz_median, watts[i][k] = clk.power_w_median;
         }
     double fl = floor_us(d, model, g, a->dtype), flops = d->flops(model), first_us = 0;
 
@@ -474,13 +475,29 @@ static void compare(const stage_def *d, int first, int last, const stage_result 
 
 /* ---- --sweep --------------------------------------------------------------------------- */
 
+/* A sweep's CSV and PNG paths and the plot's title (the GPU's name appended); variant is NULL
+ * for the sweep of every variant together. */
+typedef struct {
+    char csv[1200], png[1200], title[400];
+} sweep_files;
+
+static void sweep_files_of(const stage_def *d, const char *variant, const common_args *a, const gpu_info *g,
+                           sweep_files *out)
+{
+    char stem[200];
+    d->sweep_names(a, variant, stem, out->title, sizeof stem);
+    snprintf(out->csv, sizeof out->csv, "%s/%s.csv", a->out_dir, stem);
+    snprintf(out->png, sizeof out->png, "%s/%s.png", a->out_dir, stem);
+    size_t used = strlen(out->title);
+    snprintf(out->title + used, sizeof out->title - used, ", %.150s", g->prop.name);
+}
+
 static int sweep(const stage_def *d, int v, const common_args *a, const gpu_info *g)
 {
-    char stem[200], title[400], csv[1200], png[1200], tmp[1300];
-    d->sweep_names(a, d->variants[v].name, stem, title, sizeof stem);
-    snprintf(csv, sizeof csv, "%s/%s.csv", a->out_dir, stem);
-    snprintf(png, sizeof png, "%s/%s.png", a->out_dir, stem);
-    snprintf(title + strlen(title), sizeof title - strlen(title), ", %.150s", g->prop.name);
+    sweep_files files;
+    sweep_files_of(d, d->variants[v].name, a, g, &files);
+    const char *csv = files.csv;
+    char tmp[1300];
     FILE *f = out_open(csv, tmp, sizeof tmp);
     if (!f) return 1;
     fprintf(f, "%s,cpu_us,gpu_us,back_to_back_us,tflops,rel_err\n", d->sweep_label);
@@ -513,7 +530,7 @@ static int sweep(const stage_def *d, int v, const common_args *a, const gpu_info
     }
     if (out_commit(f, tmp, csv) != 0) return 1;
     printf("wrote %s\n", csv);
-    if (a->plot && plot_run(d->sweep_plot, csv, png, title) == 0) printf("wrote %s\n", png);
+    if (a->plot && plot_run(d->sweep_plot, csv, files.png, files.title) == 0) printf("wrote %s\n", files.png);
     if (failed) printf("check: FAILED at one or more sizes (tolerance %.1e)\n", d->tolerance(a->dtype));
     return failed;
 }
@@ -541,11 +558,10 @@ static void print_wins(const stage_def *d, const int *winner, const size_t *size
 /* Every variant at every size, back to back, in one table: who wins where. */
 static int sweep_together(const stage_def *d, int first, int last, const common_args *a, const gpu_info *g)
 {
-    char stem[200], title[400], csv[1200], png[1200], tmp[1300];
-    d->sweep_names(a, NULL, stem, title, sizeof stem);
-    snprintf(csv, sizeof csv, "%s/%s.csv", a->out_dir, stem);
-    snprintf(png, sizeof png, "%s/%s.png", a->out_dir, stem);
-    snprintf(title + strlen(title), sizeof title - strlen(title), ", %.150s", g->prop.name);
+    sweep_files files;
+    sweep_files_of(d, NULL, a, g, &files);
+    const char *csv = files.csv;
+    char tmp[1300];
     FILE *f = out_open(csv, tmp, sizeof tmp);
     if (!f) return 1;
     fprintf(f, "%s", d->sweep_label);
@@ -596,7 +612,7 @@ static int sweep_together(const stage_def *d, int first, int last, const common_
     if (out_commit(f, tmp, csv) != 0) return 1;
     printf("wrote %s\n", csv);
     print_wins(d, winner, sizes, n, first, last);
-    if (a->plot && plot_run(d->sweep_together_plot, csv, png, title) == 0) printf("wrote %s\n", png);
+    if (a->plot && plot_run(d->sweep_together_plot, csv, files.png, files.title) == 0) printf("wrote %s\n", files.png);
     if (failed) printf("check: FAILED at one or more sizes (tolerance %.1e)\n", d->tolerance(a->dtype));
     return failed;
 }
