@@ -28,8 +28,6 @@ void launch_add(dtype_t t, const void *a, const void *b, void *out, size_t n, cu
 
 /* ---- the forwards ---------------------------------------------------------------------- */
 
-static size_t elems(const matmul_add *m) { return (size_t)m->batch * m->n * m->n; }
-
 /* One cuBLASLt plan serves all three variants: D = x @ w + beta * C. It is made on the first
  * forward (handle, descriptors, the heuristic query that picks the kernel, the workspace) and
  * reused after, as PyTorch caches its plans: its cost is part of the cold first step. */
@@ -53,7 +51,7 @@ static void forward_eager(void *model)
     lt_plan_run(&m->plan, 1.0f, m->x, m->w, 0.0f, m->tmp, m->tmp, m->stream);
     prof_range_pop();
     prof_range_push("add");
-    launch_add(m->dtype, m->tmp, m->b, m->y, elems(m), m->stream);
+    launch_add(m->dtype, m->tmp, m->b, m->y, matmul_add_elems(m), m->stream);
     LAUNCH_CHECK();
     prof_range_pop();
     prof_range_pop();
@@ -66,7 +64,8 @@ static void forward_addmm(void *model)
     prof_range_push("matmul_add");
     ensure_plan(m);
     prof_range_push("copy_bias");
-    CUDA_CHECK(cudaMemcpyAsync(m->y, m->b, elems(m) * dtype_size(m->dtype), cudaMemcpyDeviceToDevice, m->stream));
+    CUDA_CHECK(cudaMemcpyAsync(m->y, m->b, matmul_add_elems(m) * dtype_size(m->dtype), cudaMemcpyDeviceToDevice,
+                               m->stream));
     prof_range_pop();
     prof_range_push("gemm");
     lt_plan_run(&m->plan, 1.0f, m->x, m->w, 1.0f, m->y, m->y, m->stream);

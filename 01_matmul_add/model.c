@@ -9,8 +9,6 @@
 #include "ref.h"
 #include "size.h"
 
-static size_t elems(const matmul_add *m) { return (size_t)m->batch * m->n * m->n; }
-
 int matmul_add_validate(size_t n, size_t batch, char *why, size_t len)
 {
     size_t e, bytes;
@@ -26,7 +24,7 @@ matmul_add *matmul_add_setup(dtype_t t, size_t n, int batch, uint64_t seed)
     matmul_add *m = calloc(1, sizeof *m);
     if (!m) exit(EXIT_BAD_INPUT);
     *m = (matmul_add){.dtype = t, .n = n, .batch = batch};
-    size_t count = elems(m), bytes = size_mul(count, dtype_size(t), "a buffer");
+    size_t count = matmul_add_elems(m), bytes = size_mul(count, dtype_size(t), "a buffer");
     gpu_require_fits(size_mul(bytes, 5, "x, w, b, y and the temporary") + (32u << 20), "x, w, b, y and the temporary");
     CUDA_CHECK(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
     void **bufs[] = {&m->x, &m->w, &m->b, &m->y, &m->tmp};
@@ -71,7 +69,7 @@ void matmul_add_free(void *model)
 double matmul_add_check(void *model, void (*forward)(void *model))
 {
     matmul_add *m = model;
-    size_t n = m->n, es = dtype_size(m->dtype), bytes = elems(m) * es;
+    size_t n = m->n, es = dtype_size(m->dtype), bytes = matmul_add_elems(m) * es;
     CUDA_CHECK(cudaMemsetAsync(m->y, 0xFF, bytes, m->stream)); /* all-ones bits: NaN in every dtype */
     CUDA_CHECK(cudaMemsetAsync(m->tmp, 0xFF, bytes, m->stream));
     forward(m);

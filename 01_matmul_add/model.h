@@ -27,6 +27,9 @@ typedef struct {
     float *hx, *hw, *hb; /* dtype-rounded host copies: what the GPU sees, for the reference */
 } matmul_add;
 
+/* Elements in each of x, w, b, y and the temporary: batch problems of n x n. */
+static inline size_t matmul_add_elems(const matmul_add *m) { return (size_t)m->batch * m->n * m->n; }
+
 /* 1, with one line in why, for sizes whose buffers overflow; else 0. No GPU needed. */
 int matmul_add_validate(size_t n, size_t batch, char *why, size_t len);
 matmul_add *matmul_add_setup(dtype_t t, size_t n, int batch, uint64_t seed);
