@@ -52,22 +52,17 @@ all: $(BUILT_STAGES) bin/ceilings bin/decode_timeline
 
 # A stage's objects: every .c and .cu in its directory.
 stage_obj = $(patsubst %.c,$(BUILD)/%.o,$(wildcard $(1)/*.c)) $(patsubst %.cu,$(BUILD)/%.cu.o,$(wildcard $(1)/*.cu))
-# A stage's code without its main, for stages and tests that build on it: main.c built a second
-# time with -DSTAGE_NO_MAIN keeps the stage's forwards and drops its main (common/stage.h).
-stage_lib = $(filter-out $(BUILD)/$(1)/main.o,$(call stage_obj,$(1))) \
-            $(if $(shell grep -l STAGE_MAIN $(1)/main.c),$(BUILD)/$(1)/main_lib.o)
-$(BUILD)/%/main_lib.o: %/main.c $(wildcard common/*.h) $(wildcard */*.h) | $(BUILD)
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -DSTAGE_NO_MAIN -c -o $@ $<
-# 04_fused_mlp climbs from 03_simple_mlp's eager forward: it links that code, not a copy.
+# A stage's code without its main, for stages, tests and bench programs that build on it.
+stage_lib = $(filter-out $(BUILD)/$(1)/main.o,$(call stage_obj,$(1)))
+# 04_fused_mlp climbs from 03_simple_mlp's eager forward (03_simple_mlp/eager.c): it links that
+# code, not a copy.
 STAGE_DEPS_04_fused_mlp := $(call stage_lib,03_simple_mlp)
 
 # 04's GEMM with the GeGLU epilogue also carries Hopper's wgmma path (sm_90a machine code);
 # it dispatches at run time, so the same binary still runs on sm_80.
-$(BUILD)/04_fused_mlp/gemm_geglu.cu.o: NVCCFLAGS += -gencode arch=compute_90a,code=sm_90a -DGEMM_GEGLU_SM90A
+$(BUILD)/04_fused_mlp/gemm_geglu.cu.o: NVCCFLAGS += -gencode arch=compute_90a,code=sm_90a
 # Its numbered versions and the instruction wrappers the decode kernels share.
-$(BUILD)/04_fused_mlp/gemm_geglu.cu.o $(BUILD)/04_fused_mlp/kernels.cu.o $(BUILD)/04_fused_mlp/kernels_timeline.cu.o: \
-    $(wildcard 04_fused_mlp/gemm/*.cuh)
+$(BUILD)/04_fused_mlp/gemm_geglu.cu.o $(BUILD)/04_fused_mlp/decode.cu.o: $(wildcard 04_fused_mlp/gemm/*.cuh)
 
 # Each stage: bin/<stage>, and .last_stage remembers it for ./run.
 define stage_rule
@@ -91,14 +86,11 @@ ceilings: bin/ceilings
 bin/ceilings: $(BUILD)/bench/ceilings.o $(BUILD)/bench/empty_kernel.cu.o $(COMMON_OBJ) | bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS)
 
-# bench/decode_timeline: where 04's decode forward spends its time, block by block; 04's kernels
-# built a second time, with the timeline stamps of kernels.h, on 03's model (its setup).
-bin/decode_timeline: $(BUILD)/bench/decode_timeline.o $(BUILD)/04_fused_mlp/kernels_timeline.cu.o \
+# bench/decode_timeline: where 04's decode forward spends its time, block by block: 04's decode
+# kernels, on 03's model (its setup).
+bin/decode_timeline: $(BUILD)/bench/decode_timeline.o $(BUILD)/04_fused_mlp/decode.cu.o \
                      $(STAGE_DEPS_04_fused_mlp) $(COMMON_OBJ) | bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS)
-$(BUILD)/04_fused_mlp/kernels_timeline.cu.o: 04_fused_mlp/kernels.cu $(wildcard common/*.h) $(wildcard */*.h) $(wildcard */*.cuh) | $(BUILD)
-	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -DDECODE_TIMELINE -c -o $@ $<
 
 bin $(BUILD):
 	@mkdir -p $@
@@ -115,7 +107,7 @@ bin/tests/test_%: $(BUILD)/tests/test_%.o $(COMMON_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS)
 
 # GPU tests link every stage's code but its main (all C linkage, distinct names).
-STAGE_LIB_OBJ := $(foreach s,$(BUILT_STAGES),$(call stage_lib,$(s)))
+STAGE_LIB_OBJ := $(sort $(foreach s,$(BUILT_STAGES),$(call stage_lib,$(s))))
 bin/tests/gpu_%: $(BUILD)/tests/gpu_%.o $(COMMON_OBJ) $(STAGE_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS)

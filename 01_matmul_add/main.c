@@ -16,6 +16,7 @@
  * variant, and the CPU cost of a library call that plans on every call.
  * Buffers, the check and --dump: model.c. The run, the report and the trace: common/stage.c.
  */
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "check.h"
@@ -121,31 +122,36 @@ static const stage_reference references[] = {
 
 /* ---- main: the shape, and the variants handed to the driver ----------------------------- */
 
-static long long size = 64, batch = 1;
-static stage_opt opts[] = {
-    {"size", &size, 1, 32768, "x, w and b are size x size", FLAG_WHOLE, NULL, 1},
-    {"batched", &batch, 1, 4096, "independent matmul + adds per step (strided batched, the bmm detour)"},
+typedef struct {
+    long long size, batch;
+} matmul_add_flags;
+static const matmul_add_flags defaults = {.size = 64, .batch = 1};
+static const stage_opt opts[] = {
+    {"size", offsetof(matmul_add_flags, size), 1, 32768, "x, w and b are size x size", FLAG_WHOLE, 1},
+    {"batched", offsetof(matmul_add_flags, batch), 1, 4096,
+     "independent matmul + adds per step (strided batched, the bmm detour)"},
 };
 
-static int validate(const common_args *a, int v, char *why, size_t len)
+static int validate(const void *flags, const common_args *a, char *why, size_t len)
 {
-    (void)a, (void)v;
-    return matmul_add_validate((size_t)size, (size_t)batch, why, len);
+    (void)a;
+    const matmul_add_flags *f = flags;
+    return matmul_add_validate((size_t)f->size, (size_t)f->batch, why, len);
 }
-static void *setup(const common_args *a, size_t swept)
+static size_t size_of(const void *flags) { return (size_t)((const matmul_add_flags *)flags)->size; }
+static void *setup(const common_args *a, void *flags, size_t size)
 {
-    return matmul_add_setup(a->dtype, swept ? swept : (size_t)size, (int)batch, a->seed);
+    return matmul_add_setup(a->dtype, size, (int)((const matmul_add_flags *)flags)->batch, a->seed);
 }
-int main(int argc, char **argv)
-{
-    const stage_def def = {
-        .name = "01_matmul_add", .summary = "y = x @ w + b with x, w, b all size x size (part 1 of the articles)",
-        .variants = variants, .n_variants = 3, .opts = opts, .n_opts = 2, .validate = validate,
-        .setup = setup, .teardown = matmul_add_free, .check = matmul_add_check, .tolerance = dtype_tolerance,
-        .flops = matmul_add_flops, .tag = matmul_add_tag, .stream = matmul_add_stream, .arrays = matmul_add_arrays,
-        .references = references, .n_references = 2,
-        .sweep_label = "size", .sweep_first = 64, .sweep_last = 8192, .sweep_plot = "crossover.gp",
-        .sweep_names = matmul_add_sweep_names,
-    };
-    return stage_main(argc, argv, &def);
-}
+static const stage_def stage_01 = {
+    .name = "01_matmul_add", .summary = "y = x @ w + b with x, w, b all size x size (part 1 of the articles)",
+    .variants = variants, .n_variants = 3,
+    .flags = {opts, 2, sizeof(matmul_add_flags), &defaults},
+    .model = {.validate = validate, .size = size_of, .setup = setup, .teardown = matmul_add_free,
+              .check = matmul_add_check, .tolerance = dtype_tolerance, .flops = matmul_add_flops,
+              .stream = matmul_add_stream, .tag = matmul_add_tag, .arrays = matmul_add_arrays},
+    .references = references, .n_references = 2,
+    .sweep = {"size", 64, 8192, "crossover.gp", NULL, matmul_add_sweep_names},
+};
+
+int main(int argc, char **argv) { return stage_main(argc, argv, &stage_01); }

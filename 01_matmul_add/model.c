@@ -136,8 +136,10 @@ void matmul_add_tag(const void *model, const common_args *a, char *buf, size_t l
     if (m->batch > 1) snprintf(b, sizeof b, "b%d_", m->batch);
     snprintf(buf, len, "%s%zu_%s_%s", b, m->n, dtype_name(m->dtype), a->sched.warmup > 0 ? "warm" : "cold");
 }
-void matmul_add_sweep_names(const common_args *a, const char *variant, char *stem, char *title, size_t len)
+void matmul_add_sweep_names(const void *flags, const common_args *a, const char *variant, char *stem, char *title,
+                            size_t len)
 {
+    (void)flags;
     snprintf(stem, len, "sweep_%s_%s", dtype_name(a->dtype), variant);
     snprintf(title, len, "matmul + add, %s, %s", variant, dtype_name(a->dtype));
 }

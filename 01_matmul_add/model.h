@@ -42,6 +42,7 @@ int matmul_add_arrays(const void *model, stage_array *out, int max);
 double matmul_add_flops(const void *model);
 cudaStream_t matmul_add_stream(const void *model);
 void matmul_add_tag(const void *model, const common_args *a, char *buf, size_t len);
-void matmul_add_sweep_names(const common_args *a, const char *variant, char *stem, char *title, size_t len);
+void matmul_add_sweep_names(const void *flags, const common_args *a, const char *variant, char *stem, char *title,
+                            size_t len);
 
 #endif

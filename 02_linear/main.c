@@ -18,6 +18,7 @@
  * Buffers, the check, --dump and the report's extras: model.c. The run, the report and the
  * trace: common/stage.c.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -183,16 +184,16 @@ static void gemm_alone_lt(void *model)
 static const stage_variant variants[] = {
     {"epilogue", "one cuBLASLt matmul with the bias in its epilogue (1 kernel): eager nn.Linear",
      "cuBLASLt plan (cublasLtMatmul, op T on W, epilogue BIAS) -> 1 GEMM kernel that adds b as it writes y",
-     1, forward_epilogue},
+     1, forward_epilogue, .traffic = linear_traffic_epilogue},
     {"view", "GEMM reading W^T as a view (op T) + our bias_add kernel (2 kernels)",
      "cublasGemmEx (op T on W: the view) -> 1 GEMM kernel; launch_bias_add -> 1 bias_add kernel", 2,
-     forward_view},
+     forward_view, .traffic = linear_traffic_view},
     {"addmm", "our bias_broadcast into y + GEMM with beta = 1 (2 kernels): addmm",
      "launch_bias_broadcast b -> every row of y (1 kernel); cublasGemmEx (beta = 1) -> 1 GEMM kernel", 2,
-     forward_addmm},
+     forward_addmm, .traffic = linear_traffic_addmm},
     {"transpose_copy", "our transpose kernel copies W^T + GEMM (op N) + bias_add (3 kernels)",
      "launch_transpose W -> W^T (1 kernel); cublasGemmEx (op N on the copy) -> 1 GEMM kernel; "
-     "launch_bias_add -> 1 bias_add kernel", 3, forward_transpose_copy},
+     "launch_bias_add -> 1 bias_add kernel", 3, forward_transpose_copy, .traffic = linear_traffic_transpose_copy},
 };
 static const stage_reference references[] = {
     {"gemm alone (Lt plan)", "x W^T through a cuBLASLt plan, no epilogue", gemm_alone_lt},
@@ -201,42 +202,50 @@ static const stage_reference references[] = {
 
 /* ---- main: the shape, and the variants handed to the driver --------------------------------- */
 
-static long long batch = 1024, in_dim = 32, out_dim = 64, explain = 0;
-static stage_opt opts[] = {
-    {"batch", &batch, 1, 1 << 24, "rows of x and y", FLAG_WHOLE, NULL, 1},
-    {"in_dim", &in_dim, 1, 65536, "columns of x and of W"},
-    {"out_dim", &out_dim, 1, 65536, "rows of W, columns of y, length of b"},
-    {"explain-views", &explain, 0, 1, "print the 3x2 example (a transpose moves nothing) and W^T's cuBLAS "
-     "layout, then exit (no GPU)", FLAG_SWITCH},
+typedef struct {
+    long long batch, in_dim, out_dim, explain;
+} linear_flags;
+static const linear_flags defaults = {.batch = 1024, .in_dim = 32, .out_dim = 64};
+static const stage_opt opts[] = {
+    {"batch", offsetof(linear_flags, batch), 1, 1 << 24, "rows of x and y", FLAG_WHOLE, 1},
+    {"in_dim", offsetof(linear_flags, in_dim), 1, 65536, "columns of x and of W"},
+    {"out_dim", offsetof(linear_flags, out_dim), 1, 65536, "rows of W, columns of y, length of b"},
+    {"explain-views", offsetof(linear_flags, explain), 0, 1, "print the 3x2 example (a transpose moves nothing) and "
+     "W^T's cuBLAS layout, then exit (no GPU)", FLAG_SWITCH},
 };
 
-static int explain_views(const common_args *a)
+static int explain_views(const void *flags, const common_args *a)
 {
     (void)a;
-    if (!explain) return -1;
-    linear_explain_views((size_t)in_dim, (size_t)out_dim);
+    const linear_flags *f = flags;
+    if (!f->explain) return -1;
+    linear_explain_views((size_t)f->in_dim, (size_t)f->out_dim);
     return 0;
 }
-static void *setup(const common_args *a, size_t swept)
+static size_t size_of(const void *flags) { return (size_t)((const linear_flags *)flags)->batch; }
+static void *setup(const common_args *a, void *flags, size_t size)
 {
-    return linear_setup(a->dtype, swept ? swept : (size_t)batch, (size_t)in_dim, (size_t)out_dim, a->seed);
+    const linear_flags *f = flags;
+    return linear_setup(a->dtype, size, (size_t)f->in_dim, (size_t)f->out_dim, a->seed);
 }
-static void sweep_names(const common_args *a, const char *variant, char *stem, char *title, size_t len)
+static void sweep_names(const void *flags, const common_args *a, const char *variant, char *stem, char *title,
+                        size_t len)
 {
-    snprintf(stem, len, "sweep_%lldx%lld_%s_%s", in_dim, out_dim, dtype_name(a->dtype), variant);
-    snprintf(title, len, "Linear %lld -> %lld, %s, %s", in_dim, out_dim, variant, dtype_name(a->dtype));
+    const linear_flags *f = flags;
+    snprintf(stem, len, "sweep_%lldx%lld_%s_%s", f->in_dim, f->out_dim, dtype_name(a->dtype), variant);
+    snprintf(title, len, "Linear %lld -> %lld, %s, %s", f->in_dim, f->out_dim, variant, dtype_name(a->dtype));
 }
-int main(int argc, char **argv)
-{
-    const stage_def def = {
-        .name = "02_linear", .summary = "y = x W^T + b with W stored [out_dim, in_dim] (nn.Linear, part 2 of the articles)",
-        .variants = variants, .n_variants = 4, .opts = opts, .n_opts = 4, .no_gpu_action = explain_views,
-        .setup = setup, .teardown = linear_free, .check = linear_check, .tolerance = dtype_tolerance,
-        .flops = linear_flops, .min_bytes = linear_min_bytes, .variant_bytes = linear_variant_bytes,
-        .tag = linear_tag, .stream = linear_stream, .arrays = linear_arrays, .describe = linear_describe,
-        .report = linear_report, .references = references, .n_references = 2, .graph = 1, .kernel_table = 1,
-        .sweep_label = "batch", .sweep_first = 1, .sweep_last = 65536, .sweep_plot = "batch_crossover.gp",
-        .sweep_names = sweep_names,
-    };
-    return stage_main(argc, argv, &def);
-}
+static const stage_def stage_02 = {
+    .name = "02_linear", .summary = "y = x W^T + b with W stored [out_dim, in_dim] (nn.Linear, part 2 of the articles)",
+    .variants = variants, .n_variants = 4,
+    .flags = {opts, 4, sizeof(linear_flags), &defaults},
+    .model = {.size = size_of, .setup = setup, .teardown = linear_free, .check = linear_check,
+              .tolerance = dtype_tolerance, .flops = linear_flops, .min_bytes = linear_min_bytes,
+              .stream = linear_stream, .tag = linear_tag, .arrays = linear_arrays, .describe = linear_describe,
+              .report = linear_report},
+    .references = references, .n_references = 2, .graph = 1, .kernel_table = 1,
+    .sweep = {"batch", 1, 65536, "batch_crossover.gp", NULL, sweep_names},
+    .no_gpu_action = explain_views,
+};
+
+int main(int argc, char **argv) { return stage_main(argc, argv, &stage_02); }

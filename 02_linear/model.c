@@ -138,20 +138,47 @@ double linear_min_bytes(const void *model)
     return elems_least(m) * (double)dtype_size(m->dtype);
 }
 
-/* ...plus what each variant moves besides: y read and written again by bias_add (view,
- * transpose_copy; the epilogue variant too where it falls back), y read by the GEMM with
- * beta = 1 (addmm), W read and W^T written and read (transpose_copy). */
-double linear_variant_bytes(const void *model, int variant)
+/* ...and what each variant moves, kernel by kernel: y read and written again by bias_add (view,
+ * transpose_copy; the epilogue variant too where it falls back), y written by bias_broadcast and
+ * read back by the GEMM with beta = 1 (addmm), W read and W^T written by the transpose
+ * (transpose_copy). */
+static double bytes_of(const linear_layer *m, double elems) { return elems * (double)dtype_size(m->dtype); }
+
+static int gemm_then_bias_add(const linear_layer *m, const char *gemm, stage_traffic *t)
+{
+    const double x = (double)m->batch * (double)m->in_dim, w = (double)m->out_dim * (double)m->in_dim;
+    const double b = (double)m->out_dim, y = (double)m->batch * (double)m->out_dim;
+    t[0] = (stage_traffic){gemm, "x, W in; y out", bytes_of(m, x + w + y)};
+    t[1] = (stage_traffic){"bias_add", "y, b in; y out", bytes_of(m, 2 * y + b)};
+    return 2;
+}
+
+int linear_traffic_epilogue(const void *model, stage_traffic *t)
 {
     const linear_layer *m = model;
-    double y = (double)m->batch * (double)m->out_dim, w = (double)m->out_dim * (double)m->in_dim, extra = 0;
-    switch (variant) {
-    case LINEAR_EPILOGUE: extra = m->lt_state < 0 ? 2 * y : 0; break;
-    case LINEAR_VIEW: extra = 2 * y; break;
-    case LINEAR_ADDMM: extra = y; break;
-    default: extra = 2 * y + 3 * w; break;
-    }
-    return (elems_least(m) + extra) * (double)dtype_size(m->dtype);
+    if (m->lt_state < 0) return gemm_then_bias_add(m, "gemm", t); /* no cuBLASLt algorithm: the fallback */
+    t[0] = (stage_traffic){"gemm_bias", "x, W, b in; y out", bytes_of(m, elems_least(m))};
+    return 1;
+}
+
+int linear_traffic_view(const void *model, stage_traffic *t) { return gemm_then_bias_add(model, "gemm", t); }
+
+int linear_traffic_addmm(const void *model, stage_traffic *t)
+{
+    const linear_layer *m = model;
+    const double x = (double)m->batch * (double)m->in_dim, w = (double)m->out_dim * (double)m->in_dim;
+    const double b = (double)m->out_dim, y = (double)m->batch * (double)m->out_dim;
+    t[0] = (stage_traffic){"bias_broadcast", "b in; y out", bytes_of(m, b + y)};
+    t[1] = (stage_traffic){"gemm", "x, W, y in; y out", bytes_of(m, x + w + 2 * y)};
+    return 2;
+}
+
+int linear_traffic_transpose_copy(const void *model, stage_traffic *t)
+{
+    const linear_layer *m = model;
+    const double w = (double)m->out_dim * (double)m->in_dim;
+    t[0] = (stage_traffic){"transpose", "W in; W^T out", bytes_of(m, 2 * w)};
+    return 1 + gemm_then_bias_add(m, "gemm", t + 1);
 }
 
 cudaStream_t linear_stream(const void *model) { return ((const linear_layer *)model)->stream; }

@@ -47,7 +47,11 @@ double linear_check(void *model, void (*forward)(void *model));
 int linear_arrays(const void *model, stage_array *out, int max);
 double linear_flops(const void *model);
 double linear_min_bytes(const void *model);
-double linear_variant_bytes(const void *model, int variant);
+/* Each variant's napkin HBM traffic, kernel by kernel (the table's traffic hooks). */
+int linear_traffic_epilogue(const void *model, stage_traffic *t);
+int linear_traffic_view(const void *model, stage_traffic *t);
+int linear_traffic_addmm(const void *model, stage_traffic *t);
+int linear_traffic_transpose_copy(const void *model, stage_traffic *t);
 cudaStream_t linear_stream(const void *model);
 void linear_tag(const void *model, const common_args *a, char *buf, size_t len);
 void linear_describe(const void *model);

@@ -14,68 +14,16 @@
  * bias); bf16 by default, fp32 accumulation. The report: per forward (steps, back to back, as a
  * CUDA graph, verdict, throughput), per op (each of the 5 timed alone), the floor and what the
  * intermediates cost in HBM traffic; the trace pass adds each kernel under the op that launched it.
- * The model, its setup and the check: mlp.c; what the driver needs: mlp_stage.c.
+ * The forward: eager.c; the model, its setup and the check: mlp.c; what the driver needs:
+ * mlp_stage.c.
  */
-#include <stdlib.h>
-
-#include "check.h"
 #include "mlp.h"
 #include "mlp_stage.h"
-#include "prof.h"
 
-/* ---- the forward ----------------------------------------------------------------------- */
+/* ---- the variant, its ops and main ----------------------------------------------------- */
 
-/* The handle, then one plan per GEMM shape: descriptors, the heuristic query that picks the
- * kernel, a workspace. Once: every later call goes straight to the launch. (cublasGemmEx, the
- * classic API, makes that choice inside every call, and at a few tokens that CPU time is most
- * of the forward.) */
-static void plan_gemms(mlp_t *m)
-{
-    size_t M = m->tokens, D = m->dim, H = m->hidden;
-    CUBLASLT_CHECK(cublasLtCreate(&m->lt));
-    /* w_kn = 0: y[M, N] = x[M, K] . W^T with W stored [N, K], read through the transpose flag
-     * instead of a transposed copy (02_linear shows why that costs nothing) */
-    if (lt_plan_init(&m->plan_in, m->lt, m->dtype, 0, M, H, D, 1, CUBLASLT_EPILOGUE_DEFAULT, NULL) != 0 ||
-        lt_plan_init(&m->plan_down, m->lt, m->dtype, 0, M, D, H, 1, CUBLASLT_EPILOGUE_DEFAULT, NULL) != 0)
-        exit(EXIT_BAD_INPUT);
-    m->planned = 1;
-}
-
-/* One op of the five; each result goes to device memory and the next op reads it back. */
-void mlp_run_op(mlp_t *m, mlp_op op)
-{
-    size_t n = m->tokens * m->hidden;
-    if (op != MLP_GELU && op != MLP_MUL && !m->planned) plan_gemms(m);
-    switch (op) {
-    case MLP_GATE: lt_plan_run(&m->plan_in, 1.0f, m->x, m->wg, 0.0f, m->gate, m->gate, m->stream); break;
-    case MLP_UP: lt_plan_run(&m->plan_in, 1.0f, m->x, m->wu, 0.0f, m->up, m->up, m->stream); break;
-    case MLP_GELU:
-        launch_gelu_tanh(m->dtype, m->gate, m->act, n, m->stream);
-        LAUNCH_CHECK();
-        break;
-    case MLP_MUL:
-        launch_mul(m->dtype, m->act, m->up, m->prod, n, m->stream);
-        LAUNCH_CHECK();
-        break;
-    default: lt_plan_run(&m->plan_down, 1.0f, m->prod, m->wd, 0.0f, m->y, m->y, m->stream); break;
-    }
-}
-
-/* PyTorch eager, op by op, each op in its own range, as the profiler shows aten ops. */
-void mlp_forward_eager(mlp_t *m)
-{
-    prof_range_push("mlp_fwd");
-    for (int op = 0; op < MLP_N_OPS; op++) {
-        prof_range_push(mlp_op_names[op]);
-        mlp_run_op(m, (mlp_op)op);
-        prof_range_pop();
-    }
-    prof_range_pop();
-}
-
+/* The forward itself is in eager.c, which 04_fused_mlp links too. */
 static void forward_eager(void *model) { mlp_forward_eager(model); }
-
-/* ---- the variants and main ------------------------------------------------------------- */
 
 static const stage_variant variants[] = {
     {"eager", "3 cuBLAS GEMMs + our GELU and multiply kernels, intermediates through HBM (5 kernels)",
@@ -83,15 +31,23 @@ static const stage_variant variants[] = {
      "down_proj); launch_gelu_tanh -> gelu_tanh_<dtype>; launch_mul -> mul_<dtype>", 5, forward_eager},
 };
 
-const stage_def stage_03 = { /* not static: 04_fused_mlp links this file without its main */
+/* The per-op report times each of the five ops alone. */
+static void run_op(void *model, int op) { mlp_run_op(model, (mlp_op)op); }
+static const stage_ops ops = {mlp_op_names, MLP_N_OPS, run_op, mlp_stage_op_flops, mlp_stage_op_bytes,
+                              mlp_stage_op_problem};
+
+static const stage_def stage_03 = {
     .name = "03_simple_mlp",
     .summary = "GeGLU MLP y = (gelu_tanh(x Wg^T) * x Wu^T) Wd^T, PyTorch eager's 5 kernels (part 2 of the articles)",
-    .variants = variants, .n_variants = 1, .opts = mlp_opts, .n_opts = 4, .validate = mlp_stage_validate,
-    .setup = mlp_stage_setup, .teardown = mlp_stage_free, .check = mlp_stage_check, .tolerance = mlp_tolerance,
-    .flops = mlp_stage_flops, .min_bytes = mlp_stage_min_bytes, .tag = mlp_stage_tag, .stream = mlp_stage_stream,
-    .arrays = mlp_stage_arrays, .describe = mlp_stage_describe, .report = mlp_report_intermediates,
-    .ops = &mlp_stage_ops, .graph = 1, .kernel_table = 1, .sweep_label = "tokens", .sweep_first = 1,
-    .sweep_last = 32768, .sweep_plot = "tokens_sweep.gp", .sweep_names = mlp_stage_sweep_names,
+    .variants = variants, .n_variants = 1,
+    .flags = {mlp_opts, MLP_N_SHAPE_OPTS, sizeof(mlp_shape), &mlp_default_shape},
+    .model = {.validate = mlp_stage_validate, .size = mlp_stage_size, .setup = mlp_stage_setup,
+              .teardown = mlp_stage_free, .check = mlp_stage_check, .tolerance = mlp_tolerance,
+              .flops = mlp_stage_flops, .min_bytes = mlp_stage_min_bytes, .stream = mlp_stage_stream,
+              .tag = mlp_stage_tag, .arrays = mlp_stage_arrays, .describe = mlp_stage_describe,
+              .report = mlp_report_intermediates},
+    .ops = &ops, .graph = 1, .kernel_table = 1,
+    .sweep = {"tokens", 1, 32768, "tokens_sweep.gp", NULL, mlp_stage_sweep_names},
 };
 
-STAGE_MAIN(stage_03)
+int main(int argc, char **argv) { return stage_main(argc, argv, &stage_03); }

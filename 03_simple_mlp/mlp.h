@@ -28,6 +28,7 @@ extern "C" {
 typedef struct mlp_t {
     dtype_t dtype;
     size_t tokens, dim, hidden; /* M, and the two widths */
+    size_t batch, seq;          /* tokens as batch x seq, as the flags gave them; 0 for a swept size */
     cudaStream_t stream;
     /* Created by the first forward, as PyTorch creates its handle on first use: the handle and
      * one cuBLASLt plan per GEMM shape (gate and up share one), each with its kernel chosen
@@ -51,9 +52,8 @@ extern const char *const mlp_op_names[MLP_N_OPS]; /* "gate_proj", "up_proj", "ge
 void mlp_setup(mlp_t *m, dtype_t t, size_t tokens, size_t dim, size_t hidden, uint64_t seed);
 void mlp_free(mlp_t *m);
 
-/* The lesson of 03_simple_mlp, defined in its main.c (04_fused_mlp links that file built with
- * -DSTAGE_NO_MAIN, so both stages run the very code a reader of 03 reads):
- * mlp_run_op runs one operation alone, on m->stream, without ranges; mlp_forward_eager is the
+/* The lesson of 03_simple_mlp, defined in eager.c (04_fused_mlp links it too, so both stages
+ * run the very code a reader of 03 reads): mlp_run_op runs one operation alone, on m->stream, without ranges; mlp_forward_eager is the
  * eager forward: 5 kernels, each in its own range, all inside "mlp_fwd". The first GEMM creates
  * the cuBLASLt handle and plans both GEMM shapes. */
 void mlp_run_op(mlp_t *m, mlp_op op);

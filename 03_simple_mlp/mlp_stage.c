@@ -7,35 +7,43 @@
 #include "check.h"
 #include "size.h"
 
-long long mlp_batch = 64, mlp_seq = 128, mlp_dim = 768, mlp_hidden = 3072;
-stage_opt mlp_opts[4] = {
-    {"batch", &mlp_batch, 1, 1 << 20, "sequences per forward (tokens = batch x seq)", FLAG_WHOLE, NULL, 1},
-    {"seq", &mlp_seq, 1, 1 << 20, "tokens per sequence (x has batch x seq rows)", FLAG_WHOLE, NULL, 1},
-    {"dim", &mlp_dim, 1, 1 << 20, "model width: x and y are [tokens, dim]"},
-    {"hidden", &mlp_hidden, 1, 1 << 20, "MLP width: Wg and Wu are [hidden, dim], Wd is [dim, hidden]"},
-};
+const mlp_shape mlp_default_shape = {.batch = 64, .seq = 128, .dim = 768, .hidden = 3072};
+const stage_opt mlp_opts[MLP_N_SHAPE_OPTS] = {MLP_SHAPE_OPTS(mlp_shape, )};
 
-int mlp_stage_validate(const common_args *a, int variant, char *why, size_t len)
+int mlp_stage_validate(const void *flags, const common_args *a, char *why, size_t len)
 {
-    (void)a, (void)variant;
+    (void)a;
+    const mlp_shape *f = flags;
     size_t tokens, bytes;
-    if (size_mul_ok((size_t)mlp_batch, (size_t)mlp_seq, &tokens) || tokens > INT_MAX) {
-        snprintf(why, len, "batch %lld x seq %lld tokens: cuBLAS takes at most %d rows", mlp_batch, mlp_seq, INT_MAX);
+    if (size_mul_ok((size_t)f->batch, (size_t)f->seq, &tokens) || tokens > INT_MAX) {
+        snprintf(why, len, "batch %lld x seq %lld tokens: cuBLAS takes at most %d rows", f->batch, f->seq, INT_MAX);
         return 1;
     }
-    if (size_mul_ok(tokens, (size_t)mlp_hidden, &bytes) || size_mul_ok(bytes, 4 * sizeof(float), &bytes)) {
-        snprintf(why, len, "tokens %zu x hidden %lld: the intermediates overflow", tokens, mlp_hidden);
+    if (size_mul_ok(tokens, (size_t)f->hidden, &bytes) || size_mul_ok(bytes, 4 * sizeof(float), &bytes)) {
+        snprintf(why, len, "tokens %zu x hidden %lld: the intermediates overflow", tokens, f->hidden);
         return 1;
     }
     return 0;
 }
 
-void *mlp_stage_setup(const common_args *a, size_t tokens)
+size_t mlp_stage_size(const void *flags)
+{
+    const mlp_shape *f = flags;
+    return (size_t)f->batch * (size_t)f->seq;
+}
+
+void mlp_stage_fill(mlp_t *m, const common_args *a, const void *flags, size_t tokens)
+{
+    const mlp_shape *f = flags;
+    mlp_setup(m, a->dtype, tokens, (size_t)f->dim, (size_t)f->hidden, a->seed);
+    if (tokens == mlp_stage_size(flags)) m->batch = (size_t)f->batch, m->seq = (size_t)f->seq;
+}
+
+void *mlp_stage_setup(const common_args *a, void *flags, size_t tokens)
 {
     mlp_t *m = malloc(sizeof *m);
     if (!m) exit(EXIT_BAD_INPUT);
-    size_t t = tokens ? tokens : (size_t)mlp_batch * (size_t)mlp_seq;
-    mlp_setup(m, a->dtype, t, (size_t)mlp_dim, (size_t)mlp_hidden, a->seed);
+    mlp_stage_fill(m, a, flags, tokens);
     return m;
 }
 
@@ -53,8 +61,8 @@ cudaStream_t mlp_stage_stream(const void *model) { return ((const mlp_t *)model)
 void mlp_stage_tag(const void *model, const common_args *a, char *buf, size_t len)
 {
     const mlp_t *m = model;
-    if (m->tokens == (size_t)mlp_batch * (size_t)mlp_seq)
-        snprintf(buf, len, "%lldx%lld_%zux%zu_%s_%s", mlp_batch, mlp_seq, m->dim, m->hidden, dtype_name(m->dtype),
+    if (m->batch)
+        snprintf(buf, len, "%zux%zu_%zux%zu_%s_%s", m->batch, m->seq, m->dim, m->hidden, dtype_name(m->dtype),
                  a->sched.warmup > 0 ? "warm" : "cold");
     else
         snprintf(buf, len, "%zu_%zux%zu_%s", m->tokens, m->dim, m->hidden, dtype_name(m->dtype));
@@ -79,26 +87,25 @@ void mlp_stage_describe(const void *model)
            m->tokens, m->dim, m->hidden, m->dim, m->dim, m->hidden, m->tokens, m->hidden, m->tokens, m->dim);
 }
 
-void mlp_stage_sweep_names(const common_args *a, const char *variant, char *stem, char *title, size_t len)
+void mlp_stage_sweep_names(const void *flags, const common_args *a, const char *variant, char *stem, char *title,
+                           size_t len)
 {
-    snprintf(stem, len, "sweep_%lldx%lld_%s_%s", mlp_dim, mlp_hidden, dtype_name(a->dtype), variant);
-    snprintf(title, len, "GeGLU MLP %lld -> %lld, %s, %s", mlp_dim, mlp_hidden, variant, dtype_name(a->dtype));
+    const mlp_shape *f = flags;
+    snprintf(stem, len, "sweep_%lldx%lld_%s_%s", f->dim, f->hidden, dtype_name(a->dtype), variant);
+    snprintf(title, len, "GeGLU MLP %lld -> %lld, %s, %s", f->dim, f->hidden, variant, dtype_name(a->dtype));
 }
 
-static void run_op(void *model, int op) { mlp_run_op(model, (mlp_op)op); }
-static double op_flops(const void *model, int op) { return mlp_op_flops(model, (mlp_op)op); }
-static double op_bytes(const void *model, int op) { return mlp_op_bytes(model, (mlp_op)op); }
+double mlp_stage_op_flops(const void *model, int op) { return mlp_op_flops(model, (mlp_op)op); }
+double mlp_stage_op_bytes(const void *model, int op) { return mlp_op_bytes(model, (mlp_op)op); }
 
 /* "8192.768.3072" (M.K.N) for a GEMM, "100.7 MB" moved for an elementwise kernel. */
-static void op_problem(const void *model, int op, char *buf, size_t len)
+void mlp_stage_op_problem(const void *model, int op, char *buf, size_t len)
 {
     const mlp_t *m = model;
     if (op == MLP_GELU || op == MLP_MUL) snprintf(buf, len, "%.1f MB", mlp_op_bytes(m, (mlp_op)op) / 1e6);
     else if (op == MLP_DOWN) snprintf(buf, len, "%zu.%zu.%zu", m->tokens, m->hidden, m->dim);
     else snprintf(buf, len, "%zu.%zu.%zu", m->tokens, m->dim, m->hidden);
 }
-
-const stage_ops mlp_stage_ops = {mlp_op_names, MLP_N_OPS, run_op, op_flops, op_bytes, op_problem};
 
 void mlp_report_intermediates(void *model, int variant, const stage_result *r, const gpu_info *g,
                               const common_args *a)

@@ -5,8 +5,8 @@
  *
  * A trace gives one duration per kernel, and at 8 tokens those durations overlap (the down
  * kernel is a programmatic dependent launch) and hide what each block waits for. This program
- * runs 04_fused_mlp's two decode kernels built with timeline stamps (kernels.cu compiled with
- * -DDECODE_TIMELINE; kernels.h lists the events): thread 0 of every block writes the GPU's
+ * runs 04_fused_mlp's two decode kernels with a buffer for their timeline stamps (decode.h lists
+ * the events): thread 0 of every block writes the GPU's
  * global nanosecond clock when the block starts, when its first weight loads are issued, when
  * its wait for the kernel before returns, when warp 0 is through its loads and mma, and at its
  * end, plus the SM it ran on.
@@ -33,6 +33,7 @@
  * nothing here), through the parser every program uses (common/cli.h): --tokens 1..16, --dim
  * and --hidden 1..1048576, --dtype bf16 | fp16, --cold-l2, --csv FILE.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +41,7 @@
 #include <time.h>
 
 #include "../03_simple_mlp/mlp.h"
-#include "../04_fused_mlp/kernels.h"
+#include "../04_fused_mlp/decode.h"
 #include "check.h"
 #include "cli.h"
 #include "gpu.h"
@@ -87,22 +88,29 @@ static int write_csv(const char *path, const char *about, const unsigned long lo
     return out_commit(f, tmp, path);
 }
 
+typedef struct {
+    long long tokens, dim, hidden, cold_l2;
+    const char *dtype, *csv;
+} timeline_flags;
+static const stage_opt opts[] = {
+    {"tokens", offsetof(timeline_flags, tokens), 1, DECODE_MAX_TOKENS, "tokens per forward"},
+    {"dim", offsetof(timeline_flags, dim), 1, 1048576, "model width: x and y are [tokens, dim]"},
+    {"hidden", offsetof(timeline_flags, hidden), 1, 1048576, "MLP width: Wg and Wu are [hidden, dim], Wd is [dim, hidden]"},
+    {"dtype", offsetof(timeline_flags, dtype), 0, 0, "bf16 | fp16: the decode kernels' operands (default bf16)", FLAG_WORD},
+    {"cold-l2", offsetof(timeline_flags, cold_l2), 0, 1, "overwrite the L2 before every forward: weights read from HBM",
+     FLAG_SWITCH},
+    {"csv", offsetof(timeline_flags, csv), 0, 0, "FILE: the last repeat's stamps, one row per block", FLAG_WORD},
+};
+
 int main(int argc, char **argv)
 {
-    long long tokens = 8, dim = 768, hidden = 3072, cold_l2 = 0;
-    const char *dtype_word = "bf16", *csv = NULL;
-    const stage_opt opts[] = {
-        {"tokens", &tokens, 1, DECODE_MAX_TOKENS, "tokens per forward"},
-        {"dim", &dim, 1, 1048576, "model width: x and y are [tokens, dim]"},
-        {"hidden", &hidden, 1, 1048576, "MLP width: Wg and Wu are [hidden, dim], Wd is [dim, hidden]"},
-        {"dtype", NULL, 0, 0, "bf16 | fp16: the decode kernels' operands (default bf16)", FLAG_WORD, &dtype_word},
-        {"cold-l2", &cold_l2, 0, 1, "overwrite the L2 before every forward: weights read from HBM", FLAG_SWITCH},
-        {"csv", NULL, 0, 0, "FILE: the last repeat's stamps, one row per block", FLAG_WORD, &csv},
-    };
+    timeline_flags f = {.tokens = 8, .dim = 768, .hidden = 3072, .dtype = "bf16"};
     const stage_spec spec = {"decode_timeline", "where the decode rung's time goes, block by block (see the header "
                              "of bench/decode_timeline.c)", NULL, NULL, opts, 6, NULL, 1, 0};
     common_args args;
-    cli_parse(argc, argv, &spec, &args);
+    cli_parse(argc, argv, &spec, &args, &f);
+    const long long tokens = f.tokens, dim = f.dim, hidden = f.hidden, cold_l2 = f.cold_l2;
+    const char *dtype_word = f.dtype, *csv = f.csv;
     dtype_t t;
     if (dtype_parse(dtype_word, &t) != 0 || t == DTYPE_FP32) {
         program_error("--dtype: the decode kernels take bf16 or fp16 operands, got '%.40s'", dtype_word);
@@ -134,15 +142,21 @@ int main(int argc, char **argv)
     const void *x = mlp.x, *wg = mlp.wg, *wu = mlp.wu, *wd = mlp.wd;
     void *m = mlp.prod, *y = mlp.y;
     cudaStream_t s = mlp.stream;
+    /* The stamps: one buffer per kernel, gate_up's then down's. */
+    const size_t n_stamps = 2 * (size_t)DECODE_STAMP_BLOCKS * DECODE_STAMP_SLOTS;
+    unsigned long long *dev_stamps;
+    gpu_require_fits(n_stamps * sizeof *dev_stamps, "the timeline stamps");
+    CUDA_CHECK(cudaMalloc((void **)&dev_stamps, n_stamps * sizeof *dev_stamps));
+    unsigned long long *stamps_up = dev_stamps, *stamps_down = dev_stamps + n_stamps / 2;
     /* One plain forward first: module loading stays out of the capture. */
-    launch_decode_gate_up(t, x, wg, wu, m, T, D, H, s);
-    launch_decode_down(t, m, wd, y, T, H, D, s);
+    launch_decode_gate_up(t, x, wg, wu, m, T, D, H, s, stamps_up);
+    launch_decode_down(t, m, wd, y, T, H, D, s, stamps_down);
     CUDA_CHECK(cudaStreamSynchronize(s));
     cudaGraph_t graph;
     cudaGraphExec_t forward;
     CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-    launch_decode_gate_up(t, x, wg, wu, m, T, D, H, s);
-    launch_decode_down(t, m, wd, y, T, H, D, s);
+    launch_decode_gate_up(t, x, wg, wu, m, T, D, H, s, stamps_up);
+    launch_decode_down(t, m, wd, y, T, H, D, s, stamps_down);
     CUDA_CHECK(cudaStreamEndCapture(s, &graph));
     CUDA_CHECK(cudaGraphInstantiate(&forward, graph, 0));
 
@@ -161,7 +175,6 @@ int main(int argc, char **argv)
     const size_t blocks[2] = {(H + 7) / 8, (D + 7) / 8};
     const size_t stamped[2] = {blocks[0] < DECODE_STAMP_BLOCKS ? blocks[0] : DECODE_STAMP_BLOCKS,
                                blocks[1] < DECODE_STAMP_BLOCKS ? blocks[1] : DECODE_STAMP_BLOCKS};
-    const size_t n_stamps = 2 * (size_t)DECODE_STAMP_BLOCKS * DECODE_STAMP_SLOTS;
     unsigned long long *st = malloc(n_stamps * sizeof *st);
     double *v = malloc((stamped[0] > stamped[1] ? stamped[0] : stamped[1]) * sizeof *v);
     if (!st || !v) {
@@ -181,7 +194,7 @@ int main(int argc, char **argv)
             CUDA_CHECK(cudaGraphLaunch(forward, s));
         }
         CUDA_CHECK(cudaStreamSynchronize(s));
-        decode_stamps_read(st);
+        CUDA_CHECK(cudaMemcpy(st, dev_stamps, n_stamps * sizeof *st, cudaMemcpyDeviceToHost));
 #define STAMP(kernel, block, slot) \
     st[((size_t)(kernel) * DECODE_STAMP_BLOCKS + (block)) * DECODE_STAMP_SLOTS + (slot)]
         unsigned long long t0 = ~0ull;
@@ -226,6 +239,7 @@ int main(int argc, char **argv)
     free(st);
     free(v);
     if (evict) CUDA_CHECK(cudaFree(evict));
+    CUDA_CHECK(cudaFree(dev_stamps));
     CUDA_CHECK(cudaGraphExecDestroy(forward));
     CUDA_CHECK(cudaGraphDestroy(graph));
     mlp_free(&mlp);

@@ -87,7 +87,7 @@ static int parse_seed(const char *s, uint64_t *out, char *err, size_t len)
 
 static const char *all_name(const stage_spec *spec) { return spec->all_name ? spec->all_name : "all"; }
 
-static void print_help(const stage_spec *spec, const common_args *d)
+static void print_help(const stage_spec *spec, const common_args *d, void *values)
 {
     printf("usage: %s [FLAGS]\n%s\n", spec->stage, spec->summary);
     printf("Flags are written in full (--name VALUE or --name=VALUE); abbreviations are refused.\n");
@@ -105,7 +105,7 @@ static void print_help(const stage_spec *spec, const common_args *d)
         char name[64];
         snprintf(name, sizeof name, "%s%s", o->name, o->kind == FLAG_SWITCH ? "" : o->kind == FLAG_WORD ? " TEXT" : " N");
         if (o->kind == FLAG_WHOLE)
-            printf("  --%-16s %s (default %lld, %lld..%lld)%s\n", name, o->help, *o->value, o->min, o->max,
+            printf("  --%-16s %s (default %lld, %lld..%lld)%s\n", name, o->help, *stage_opt_whole(o, values), o->min, o->max,
                    o->swept ? "; --sweep varies it" : "");
         else
             printf("  --%-16s %s\n", name, o->help);
@@ -234,7 +234,7 @@ static int set_shared(const stage_spec *spec, int id, const char *value, common_
     }
 }
 
-int cli_parse_args(int argc, char **argv, const stage_spec *spec, common_args *args, char *err,
+int cli_parse_args(int argc, char **argv, const stage_spec *spec, common_args *args, void *values, char *err,
                    size_t err_len)
 {
     *args = (common_args){
@@ -263,7 +263,7 @@ int cli_parse_args(int argc, char **argv, const stage_spec *spec, common_args *a
                 set_err(err, err_len, "--help takes no value");
                 return CLI_ERROR;
             }
-            print_help(spec, args);
+            print_help(spec, args, values);
             return CLI_HELP;
         }
         const stage_opt *own = id >= N_SHARED ? &spec->opts[id - N_SHARED] : NULL;
@@ -287,26 +287,27 @@ int cli_parse_args(int argc, char **argv, const stage_spec *spec, common_args *a
             args->given |= shared_flags[id].given;
             continue;
         }
-        if (own->kind == FLAG_WHOLE && parse_whole(own->name, value, own->min, own->max, own->value, err, err_len))
+        if (own->kind == FLAG_WHOLE &&
+            parse_whole(own->name, value, own->min, own->max, stage_opt_whole(own, values), err, err_len))
             return CLI_ERROR;
-        if (own->kind == FLAG_SWITCH) *own->value = 1;
+        if (own->kind == FLAG_SWITCH) *stage_opt_whole(own, values) = 1;
         if (own->kind == FLAG_WORD) {
             if (*value == '\0') {
                 set_err(err, err_len, "--%s needs a value, got an empty one", own->name);
                 return CLI_ERROR;
             }
-            *own->word = value;
+            *stage_opt_word(own, values) = value;
         }
         args->given_own |= 1u << (id - N_SHARED);
     }
     return CLI_OK;
 }
 
-void cli_parse(int argc, char **argv, const stage_spec *spec, common_args *args)
+void cli_parse(int argc, char **argv, const stage_spec *spec, common_args *args, void *values)
 {
     char err[512];
     program_set_name(spec->stage);
-    int rc = cli_parse_args(argc, argv, spec, args, err, sizeof err);
+    int rc = cli_parse_args(argc, argv, spec, args, values, err, sizeof err);
     if (rc == CLI_HELP) exit(0);
     if (rc == CLI_ERROR) {
         program_error("%s", err);

@@ -42,21 +42,31 @@ typedef struct {
     unsigned given_own; /* bit i: the program's own flag i was on the command line */
 } common_args;
 
-/* A program's own flag:
- *   FLAG_WHOLE   --name N, a whole number in [min, max] into *value (which holds the default)
- *   FLAG_SWITCH  --name, sets *value to 1
- *   FLAG_WORD    --name TEXT into *word (which holds the default, or NULL); the program checks it
+/* A program's own flag. Its value lives in the program's struct of flag values, `offset` bytes
+ * in (offsetof), which holds the default before parsing:
+ *   FLAG_WHOLE   --name N, a whole number in [min, max], into a long long
+ *   FLAG_SWITCH  --name, sets a long long to 1
+ *   FLAG_WORD    --name TEXT into a const char * (the default, or NULL); the program checks it
  * swept: --sweep varies this quantity itself, so the two together are refused. */
 typedef enum { FLAG_WHOLE, FLAG_SWITCH, FLAG_WORD } flag_kind;
 typedef struct {
     const char *name;
-    long long *value;
+    size_t offset;
     long long min, max;
     const char *help;
     flag_kind kind;
-    const char **word;
     int swept;
 } stage_opt;
+
+/* The value of flag `o` in the struct of flag values `values`. */
+static inline long long *stage_opt_whole(const stage_opt *o, void *values)
+{
+    return (long long *)((char *)values + o->offset);
+}
+static inline const char **stage_opt_word(const stage_opt *o, void *values)
+{
+    return (const char **)((char *)values + o->offset);
+}
 
 typedef struct {
     const char *stage;   /* "01_matmul_add": the program's name in --help and in every error */
@@ -72,13 +82,13 @@ typedef struct {
 
 enum { CLI_OK = 0, CLI_ERROR = 1, CLI_HELP = 2 };
 
-/* Parses argv into args and the program's own flag values. Returns CLI_OK, CLI_HELP (after
- * printing the help to stdout), or CLI_ERROR with a one-line message in err. Never exits: tests
- * call it. */
-int cli_parse_args(int argc, char **argv, const stage_spec *spec, common_args *args, char *err,
+/* Parses argv into args and the program's own flag values (`values`: the struct the opts'
+ * offsets point into; NULL when the program has none). Returns CLI_OK, CLI_HELP (after printing
+ * the help to stdout), or CLI_ERROR with a one-line message in err. Never exits: tests call it. */
+int cli_parse_args(int argc, char **argv, const stage_spec *spec, common_args *args, void *values, char *err,
                    size_t err_len);
 /* The same for programs: names the program for program_error, prints an error as
  * "<program>: error: ..." and exits 1, or exits 0 after --help. */
-void cli_parse(int argc, char **argv, const stage_spec *spec, common_args *args);
+void cli_parse(int argc, char **argv, const stage_spec *spec, common_args *args, void *values);
 
 #endif

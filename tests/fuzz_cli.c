@@ -6,6 +6,7 @@
  * its three codes without crashing or hanging, and a refusal must come with exactly one line
  * naming the problem, which is what every stage prints before exiting 1.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,12 +14,15 @@
 
 #include "cli.h"
 
-static long long size_v, batch_v;
+typedef struct {
+    long long size, batch;
+} test_flags;
+static test_flags own;
 static const char *const variants[] = {"eager", "fused", NULL};
 static const char *const variant_help[] = {"two kernels", "one kernel"};
 static const stage_opt opts[] = {
-    {"size", &size_v, 1, 32768, "matrix size"},
-    {"batch", &batch_v, 1, 4096, "batch"},
+    {"size", offsetof(test_flags, size), 1, 32768, "matrix size"},
+    {"batch", offsetof(test_flags, batch), 1, 4096, "batch"},
 };
 static const stage_spec spec = {"fuzz_stage", "fuzzing", variants, variant_help, opts, 2};
 
@@ -47,12 +51,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     common_args a;
     char err[256] = "";
-    size_v = 64;
-    batch_v = 1;
-    int rc = cli_parse_args(argc, argv, &spec, &a, err, sizeof err);
+    own.size = 64;
+    own.batch = 1;
+    int rc = cli_parse_args(argc, argv, &spec, &a, &own, err, sizeof err);
     if (rc != CLI_OK && rc != CLI_ERROR && rc != CLI_HELP) abort();
     if (rc == CLI_ERROR && (err[0] == '\0' || strchr(err, '\n'))) abort(); /* one line, not none */
-    if (rc == CLI_OK && (size_v < 1 || size_v > 32768 || batch_v < 1 || batch_v > 4096 || a.sched.active < 1))
+    if (rc == CLI_OK && (own.size < 1 || own.size > 32768 || own.batch < 1 || own.batch > 4096 || a.sched.active < 1))
         abort(); /* accepted values stay in range */
     free(buf);
     return 0;

@@ -1,4 +1,4 @@
-/* GPU tests of 04_fused_mlp's own kernels (kernels.cu) against the CPU reference in double on the
+/* GPU tests of 04_fused_mlp's own kernels (geglu.cu, decode.cu) against the CPU reference in double on the
  * same rounded inputs, outputs poisoned with NaN first:
  *   - the fused GeGLU, m = gelu(gate) * up, in both forms the stage uses: separate buffers (one
  *     flat array) and the two halves of each row of the merged GEMM's output;
@@ -19,7 +19,8 @@
 
 #include <cuda_runtime.h>
 
-#include "../04_fused_mlp/kernels.h"
+#include "../04_fused_mlp/decode.h"
+#include "../04_fused_mlp/geglu.h"
 #include "dtype.h"
 #include "harness.h"
 #include "ref.h"
@@ -155,8 +156,8 @@ static int decode_case(dtype_t t, size_t tokens, size_t dim, size_t hidden, uint
     void *dm = poisoned(t, tokens * hidden), *dy = poisoned(t, tokens * dim);
     EXPECT(dx && dwg && dwu && dwd && dmi && dm && dy, "device allocation");
 
-    launch_decode_gate_up(t, dx, dwg, dwu, dm, tokens, dim, hidden, 0);
-    launch_decode_down(t, dmi, dwd, dy, tokens, hidden, dim, 0);
+    launch_decode_gate_up(t, dx, dwg, dwu, dm, tokens, dim, hidden, 0, NULL);
+    launch_decode_down(t, dmi, dwd, dy, tokens, hidden, dim, 0, NULL);
     EXPECT(cudaGetLastError() == cudaSuccess, "launch");
     EXPECT(download(t, dm, got_m, tokens * hidden) == 0, "gate_up kernel or copy failed");
     EXPECT(download(t, dy, got_y, tokens * dim) == 0, "down kernel or copy failed");

@@ -3,16 +3,21 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <stddef.h>
+
 #include "cli.h"
 #include "harness.h"
 #include "size.h"
 
-static long long size_v, batch_v;
+typedef struct {
+    long long size, batch;
+} test_flags;
+static test_flags own;
 static const char *const variants[] = {"eager", "fused", NULL};
 static const char *const variant_help[] = {"two kernels", "one kernel"};
 static const stage_opt opts[] = {
-    {"size", &size_v, 1, 32768, "matrix size", FLAG_WHOLE, NULL, 1},
-    {"batch", &batch_v, 1, 64, "batch"},
+    {"size", offsetof(test_flags, size), 1, 32768, "matrix size", FLAG_WHOLE, 1},
+    {"batch", offsetof(test_flags, batch), 1, 64, "batch"},
 };
 static const stage_spec spec = {"test_stage", "a test", variants, variant_help, opts, 2};
 
@@ -28,10 +33,10 @@ static int parse(common_args *a, char *err, const char *first, ...)
     va_start(ap, first);
     for (const char *s = first; s; s = va_arg(ap, const char *)) argv[argc++] = (char *)s;
     va_end(ap);
-    size_v = 64;
-    batch_v = 1;
+    own.size = 64;
+    own.batch = 1;
     err[0] = '\0';
-    return cli_parse_args(argc, argv, &spec, a, err, 256);
+    return cli_parse_args(argc, argv, &spec, a, &own, err, 256);
 }
 
 static int test_defaults(void)
@@ -46,7 +51,7 @@ static int test_defaults(void)
     EXPECT(a.trace && a.plot && a.check && !a.sweep, "switches");
     EXPECT(strcmp(a.out_dir, "traces/test_stage") == 0, "%s", a.out_dir);
     EXPECT(a.dump_dir[0] == 0, "no dump by default");
-    EXPECT(size_v == 64, "%lld", size_v);
+    EXPECT(own.size == 64, "%lld", own.size);
     return 0;
 }
 
@@ -58,7 +63,7 @@ static int test_good_flags(void)
                  "--warmup", "5", "--wait=0", "--warmup-steps", "0", "--seed", "18446744073709551615",
                  "--no-trace", "--no-plot", "--sweep", "--out", "x/y", "--batch=8", "--dump", "d", END) == CLI_OK, "%s", err);
     EXPECT(strcmp(a.dump_dir, "d") == 0, "dump dir %s", a.dump_dir);
-    EXPECT(size_v == 4096 && batch_v == 8, "%lld %lld", size_v, batch_v);
+    EXPECT(own.size == 4096 && own.batch == 8, "%lld %lld", own.size, own.batch);
     EXPECT(strcmp(a.variant, "fused") == 0 && a.dtype == DTYPE_FP16, "variant/dtype");
     EXPECT(a.sched.active == 100 && a.sched.warmup == 5 && a.sched.wait == 0 && a.sched.warmup_steps == 0, "schedule");
     EXPECT(a.seed == 18446744073709551615ull, "seed");

@@ -28,13 +28,13 @@ expect() {  # expect LABEL NEEDLE ARGS...: exit 1, one stderr line containing NE
 
 expect decode-17-tokens "04_fused_mlp: error: --variant decode is not available here: 17 tokens" --variant decode --batch 1 --seq 17
 expect decode-default-shape "--variant decode is not available here: 8192 tokens" --variant decode
-expect epilogue-fp32 "--variant epilogue is not available here: fp32: the tensor cores take bf16 or fp16" --variant epilogue --dtype fp32
+expect epilogue-fp32 "--variant epilogue is not available here: fp32: epilogue takes bf16 or fp16" --variant epilogue --dtype fp32
 expect graph-of-epilogue-fp32 "--variant graph is not available here: fp32" --variant graph --graph-of epilogue --dtype fp32
 expect gemm-unknown "--gemm: '9' is not a version" --variant epilogue --gemm 9
 expect gemm-zero "--gemm: '0' is not a version" --gemm 0
 expect gemm-word "--gemm: 'fast' is not a version" --gemm fast
 expect gemm-other-rung "--gemm does not apply to --variant merged" --variant merged --gemm 1
 expect gemm-all-decode "--gemm does not apply to --variant decode" --variant decode --batch 1 --seq 8 --gemm all
-expect graph-of-unknown "--graph-of: 'decode' is not a rung" --graph-of decode
+expect graph-of-unknown "--graph-of: 'graph' is not a rung" --graph-of graph
 expect graph-of-other-rung "--graph-of does not apply to --variant eager" --variant eager --graph-of merged
 expect sweep-batch "--sweep does not take --batch" --sweep --batch 4

@@ -27,6 +27,7 @@
 #pragma once
 
 #include "ptx.cuh"
+#include "version.cuh"
 #include "../../03_simple_mlp/gelu.cuh"
 
 namespace gemm1 {
@@ -145,4 +146,10 @@ __device__ __forceinline__ void gemm_geglu(const T *x, const T *wg, const T *wu,
         }
 }
 
+// The tile and boxes the dispatcher launches with (version.cuh).
+constexpr gemm_geglu_layout LAYOUT = {BM, BN, 0, 0, 0, 0, THREADS, SMEM_BYTES};
+
 } // namespace gemm1
+
+GEMM_GEGLU_VERSION(1, mma_sync, POINTERS, ONE_BLOCK_PER_TILE, 80,
+                   "mma.sync tiles (sm_80) fed by a 4-stage cp.async ring")

@@ -28,6 +28,7 @@
 #pragma once
 
 #include "ptx.cuh"
+#include "version.cuh"
 #include "../../03_simple_mlp/gelu.cuh"
 
 namespace gemm2 {
@@ -140,4 +141,10 @@ __device__ __forceinline__ void gemm_geglu(const T *x, const T *wg, const T *wu,
 #endif
 }
 
+// The tile and boxes the dispatcher launches with (version.cuh).
+constexpr gemm_geglu_layout LAYOUT = {BM, BN, 0, 0, 0, 0, THREADS, SMEM_BYTES};
+
 } // namespace gemm2
+
+GEMM_GEGLU_VERSION(2, wgmma, POINTERS, ONE_BLOCK_PER_TILE, 90,
+                   "wgmma m64n256 from shared memory; the same threads load with cp.async")

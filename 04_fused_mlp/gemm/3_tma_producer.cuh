@@ -138,4 +138,10 @@ __device__ __forceinline__ void gemm_geglu(const CUtensorMap *tx, const CUtensor
 #endif
 }
 
+// The tile and boxes the dispatcher launches with (version.cuh).
+constexpr gemm_geglu_layout LAYOUT = {BM, BN, BK, BM, BN, 0, THREADS, SMEM_BYTES};
+
 } // namespace gemm3
+
+GEMM_GEGLU_VERSION(3, tma_producer, TENSOR_MAPS, ONE_BLOCK_PER_TILE, 90,
+                   "a producer warp loads by TMA into an mbarrier ring; the consumers only multiply")

@@ -89,4 +89,10 @@ __device__ __forceinline__ void gemm_geglu(const CUtensorMap *tx, const CUtensor
 #endif
 }
 
+// The tile and boxes the dispatcher launches with (version.cuh).
+constexpr gemm_geglu_layout LAYOUT = {BM, BN, BK, BM, BN, 0, THREADS, SMEM_BYTES};
+
 } // namespace gemm4
+
+GEMM_GEGLU_VERSION(4, persistent, TENSOR_MAPS, ONE_BLOCK_PER_SM, 90,
+                   "persistent blocks; tiles in bands that keep x and [Wg; Wu] panels in L2")

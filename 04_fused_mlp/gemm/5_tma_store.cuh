@@ -85,4 +85,10 @@ __device__ __forceinline__ void gemm_geglu(const CUtensorMap *tx, const CUtensor
 #endif
 }
 
+// The tile and boxes the dispatcher launches with (version.cuh).
+constexpr gemm_geglu_layout LAYOUT = {gemm4::BM, BN, gemm4::BK, gemm4::BM, BN, OUT_BOX, THREADS, SMEM_BYTES};
+
 } // namespace gemm5
+
+GEMM_GEGLU_VERSION(5, tma_store, TENSOR_MAPS_AND_M, ONE_BLOCK_PER_SM, 90,
+                   "the epilogue staged in shared memory and stored by TMA")

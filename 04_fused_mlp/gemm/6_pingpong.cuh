@@ -203,4 +203,10 @@ __device__ __forceinline__ void gemm_geglu(const CUtensorMap *tx, const CUtensor
 #endif
 }
 
+// The tile and boxes the dispatcher launches with (version.cuh).
+constexpr gemm_geglu_layout LAYOUT = {BM, BN, BK, BM, BN, OUT_BOX, THREADS, SMEM_BYTES};
+
 } // namespace gemm6
+
+GEMM_GEGLU_VERSION(6, pingpong, TENSOR_MAPS_AND_M, ONE_BLOCK_PER_SM, 90,
+                   "two consumers on 128 x 64 tiles of their own take turns: one's epilogue under the other's MMAs")

@@ -1,9 +1,7 @@
-// kernels.cu (04_fused_mlp): our kernels of the fusion ladder, besides the custom GEMM.
+// decode.cu (04_fused_mlp): the decode rung's kernels, weight streaming for a few tokens.
 //
-//   geglu_bf16 / _fp16 / _fp32              m = gelu(gate) * up in one pass (rungs fused_geglu,
-//                                           merged): reads gate and up once, writes m once
-//   decode_gate_up_bf16 / _fp16             m[t, j] = gelu(x_t . Wg_j) * (x_t . Wu_j)  (decode)
-//   decode_down_bf16 / _fp16                y[t, d] = m_t . Wd_d                        (decode)
+//   decode_gate_up_bf16 / _fp16     m[t, j] = gelu(x_t . Wg_j) * (x_t . Wu_j)
+//   decode_down_bf16 / _fp16        y[t, d] = m_t . Wd_d
 //
 // The GELU is 03_simple_mlp's gelu.cuh, so every rung computes the same function. Arithmetic is
 // fp32; each output is rounded once to the storage type.
@@ -13,91 +11,16 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <type_traits>
-
 extern "C" {
 #include "dtype.h"
 }
 #include "../03_simple_mlp/gelu.cuh"
 #include "check.h"
-#include "gpu.h"
+#include "decode.h"
 #include "elementwise.cuh"
 #include "gemm/ptx.cuh"
-#include "kernels.h"
+#include "gpu.h"
 
-// ---- the fused GeGLU ----------------------------------------------------------------------
-//
-// Eager runs gelu (read gate, write act) then mul (read act and up, write m): 5 passes of M x hidden
-// through HBM. This kernel makes 3: read gate, read up, write m. Each thread owns one 16-byte
-// chunk of a row (8 bf16 values), loads the gate chunk and the up chunk with one instruction
-// each, and stores 8 results with one. A row's last chunk may be partial (cols not a multiple of
-// 8): it goes element by element. When the rows do not start on 16-byte boundaries (merged form
-// with hidden not a multiple of 8), every chunk goes element by element.
-//
-// Grid: x covers the chunks of one row, y the rows (looping past the 65535 limit of y). No
-// division or modulo per thread: the row is blockIdx.y, the column follows from blockIdx.x.
-template <typename T>
-__device__ __forceinline__ void geglu_body(const T *gate, const T *up, size_t ld, T *m, size_t rows,
-                                           size_t cols, bool vec)
-{
-    constexpr int V = vec16<T>::n;
-    const size_t c = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * V;
-    if (c >= cols) return;
-    for (size_t r = blockIdx.y; r < rows; r += gridDim.y) {
-        const T *g = gate + r * ld + c;
-        const T *u = up + r * ld + c;
-        T *o = m + r * cols + c;
-        if (vec && c + V <= cols) {
-            vec16<T> gv = *reinterpret_cast<const vec16<T> *>(g);
-            const vec16<T> uv = *reinterpret_cast<const vec16<T> *>(u);
-#pragma unroll
-            for (int e = 0; e < V; e++) gv.v[e] = from_float<T>(gelu_tanh(to_float(gv.v[e])) * to_float(uv.v[e]));
-            *reinterpret_cast<vec16<T> *>(o) = gv;
-        } else {
-            const size_t n = cols - c < (size_t)V ? cols - c : (size_t)V;
-            for (size_t e = 0; e < n; e++) o[e] = from_float<T>(gelu_tanh(to_float(g[e])) * to_float(u[e]));
-        }
-    }
-}
-
-extern "C" __global__ void geglu_bf16(const __nv_bfloat16 *gate, const __nv_bfloat16 *up, size_t ld,
-                                      __nv_bfloat16 *m, size_t rows, size_t cols, bool vec)
-{
-    geglu_body(gate, up, ld, m, rows, cols, vec);
-}
-extern "C" __global__ void geglu_fp16(const __half *gate, const __half *up, size_t ld, __half *m,
-                                      size_t rows, size_t cols, bool vec)
-{
-    geglu_body(gate, up, ld, m, rows, cols, vec);
-}
-extern "C" __global__ void geglu_fp32(const float *gate, const float *up, size_t ld, float *m,
-                                      size_t rows, size_t cols, bool vec)
-{
-    geglu_body(gate, up, ld, m, rows, cols, vec);
-}
-
-extern "C" void launch_geglu(dtype_t t, const void *gate, const void *up, size_t ld, void *m,
-                             size_t rows, size_t cols, cudaStream_t stream)
-{
-    if (rows == 0 || cols == 0) return;
-    const size_t V = vec_width(t), threads = 128;
-    // 16-byte chunks need every chunk start aligned: the bases, and with several rows the row
-    // strides of the inputs (ld) and of the output (cols) in whole chunks.
-    const bool vec = aligned16(gate) && aligned16(up) && aligned16(m) &&
-                     (rows == 1 || (ld % V == 0 && cols % V == 0));
-    const size_t chunks = (cols + V - 1) / V;
-    const size_t bx = (chunks + threads - 1) / threads;
-    if (bx > 0x7fffffff) {
-        program_error("launch_geglu: %zu columns are more than one grid row holds", cols);
-        exit(EXIT_BAD_INPUT);
-    }
-    const dim3 grid((unsigned)bx, (unsigned)(rows < 65535 ? rows : 65535));
-    LAUNCH_BY_DTYPE(t, geglu, grid, (unsigned)threads, stream, (const T *)gate, (const T *)up, ld, (T *)m, rows, cols,
-                    vec);
-}
-
-// ---- decode: weight streaming on tensor cores, for a few tokens ------------------------------
-//
 // At 8 tokens the MLP does 0.11 GFLOP and reads 14 MB of weights, so the kernel's one job is to
 // keep HBM busy. Scalar FMAs (one per weight, per token) cannot: with each bf16 value widened
 // to fp32 first they take about 30 instructions per 16 bytes of weights, so such a kernel is
@@ -160,43 +83,32 @@ __device__ __forceinline__ void grid_dependency_wait(void)
 #endif
 }
 
-// Timeline stamps, for bench/decode_timeline, which compiles this file with -DDECODE_TIMELINE.
-// A profiler shows one duration per kernel; to see inside the decode forward, thread 0 of each
-// block writes the GPU's nanosecond clock (%globaltimer: one clock for all SMs) at each event of
-// kernels.h's DECODE_STAMP_* list, and its SM's number. In the stages this is nothing.
-#if defined(DECODE_TIMELINE)
-__device__ unsigned long long decode_stamps[2][DECODE_STAMP_BLOCKS][DECODE_STAMP_SLOTS]; // gate_up, down
-
-extern "C" void decode_stamps_read(unsigned long long *host)
+// Timeline stamps, for bench/decode_timeline. A profiler shows one duration per kernel; to see
+// inside the decode forward, thread 0 of each of the first DECODE_STAMP_BLOCKS blocks writes the
+// GPU's nanosecond clock (%globaltimer: one clock for all SMs) at each event of decode.h's
+// DECODE_STAMP_* list, and its SM's number, into `stamps` when the launcher was given a buffer
+// (the stages give none: then this is one test of a null pointer).
+__device__ __forceinline__ void decode_stamp(unsigned long long *stamps, int event)
 {
-    CUDA_CHECK(cudaMemcpyFromSymbol(host, decode_stamps, sizeof decode_stamps));
-}
-#endif
-template <bool GATED> __device__ __forceinline__ void decode_stamp(int event)
-{
-#if defined(DECODE_TIMELINE)
-    if (threadIdx.x != 0 || blockIdx.x >= DECODE_STAMP_BLOCKS) return;
+    if (!stamps || threadIdx.x != 0 || blockIdx.x >= DECODE_STAMP_BLOCKS) return;
     unsigned long long now;
     unsigned sm;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
     asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-    decode_stamps[GATED ? 0 : 1][blockIdx.x][event] = now;
-    decode_stamps[GATED ? 0 : 1][blockIdx.x][DECODE_STAMP_SM] = sm;
-#else
-    (void)event;
-#endif
+    stamps[(size_t)blockIdx.x * DECODE_STAMP_SLOTS + event] = now;
+    stamps[(size_t)blockIdx.x * DECODE_STAMP_SLOTS + DECODE_STAMP_SM] = sm;
 }
 
 template <typename T, bool GATED>
 __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb, T *out, int tokens,
-                                            size_t K, size_t rows, bool vec)
+                                            size_t K, size_t rows, bool vec, unsigned long long *stamps)
 {
     __shared__ float partial[DECODE_MAX_WARPS][2][4][32];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
     const int g = lane / 4, c = lane % 4;
     const size_t n0 = (size_t)blockIdx.x * 8, steps = (K + 63) / 64;
     const size_t t_lo = g, t_hi = g + 8; // the two token rows of this lane's mma fragments
-    decode_stamp<GATED>(DECODE_STAMP_START);
+    decode_stamp(stamps, DECODE_STAMP_START);
     if (GATED) grid_dependents_launch(); // the down kernel may start streaming its weights
     float acc_a[4] = {0.0f, 0.0f, 0.0f, 0.0f}, acc_b[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 
@@ -217,9 +129,9 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
         // that one finishes, its first weights already on the way; here it waits for the
         // kernel before to complete and its writes to be visible (a no-op otherwise).
         if (s0 == (size_t)warp) {
-            decode_stamp<GATED>(DECODE_STAMP_ISSUED);
+            decode_stamp(stamps, DECODE_STAMP_ISSUED);
             grid_dependency_wait();
-            decode_stamp<GATED>(DECODE_STAMP_WAITED);
+            decode_stamp(stamps, DECODE_STAMP_WAITED);
         }
 #pragma unroll
         for (int u = 0; u < DECODE_UNROLL; u++)
@@ -244,7 +156,7 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
             }
     }
 
-    decode_stamp<GATED>(DECODE_STAMP_COMPUTED);
+    decode_stamp(stamps, DECODE_STAMP_COMPUTED);
 #pragma unroll
     for (int r = 0; r < 4; r++) {
         partial[warp][0][r][lane] = acc_a[r];
@@ -263,21 +175,21 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
         const size_t t = r < 2 ? t_lo : t_hi, j = n0 + 2 * c + r % 2;
         if (t < (size_t)tokens && j < rows) out[t * rows + j] = from_float<T>(GATED ? gelu_tanh(a) * b : a);
     }
-    decode_stamp<GATED>(DECODE_STAMP_END);
+    decode_stamp(stamps, DECODE_STAMP_END);
 }
 
 #define DECODE_KERNELS(suffix, T)                                                                        \
     extern "C" __global__ void __launch_bounds__(32 * DECODE_MAX_WARPS)                                  \
         decode_gate_up_##suffix(const T *x, const T *wg, const T *wu, T *m, int tokens, size_t dim,     \
-                                size_t hidden, bool vec)                                                 \
+                                size_t hidden, bool vec, unsigned long long *stamps)                     \
     {                                                                                                    \
-        decode_body<T, true>(x, wg, wu, m, tokens, dim, hidden, vec);                                   \
+        decode_body<T, true>(x, wg, wu, m, tokens, dim, hidden, vec, stamps);                           \
     }                                                                                                    \
     extern "C" __global__ void __launch_bounds__(32 * DECODE_MAX_WARPS)                                  \
         decode_down_##suffix(const T *m, const T *wd, T *y, int tokens, size_t hidden, size_t dim,       \
-                             bool vec)                                                                   \
+                             bool vec, unsigned long long *stamps)                                       \
     {                                                                                                    \
-        decode_body<T, false>(m, wd, nullptr, y, tokens, hidden, dim, vec);                             \
+        decode_body<T, false>(m, wd, nullptr, y, tokens, hidden, dim, vec, stamps);                     \
     }
 DECODE_KERNELS(bf16, __nv_bfloat16)
 DECODE_KERNELS(fp16, __half)
@@ -332,7 +244,8 @@ static bool decode_vec(size_t K, const void *a, const void *b, const void *c)
 }
 
 extern "C" void launch_decode_gate_up(dtype_t t, const void *x, const void *wg, const void *wu, void *m,
-                                      size_t tokens, size_t dim, size_t hidden, cudaStream_t stream)
+                                      size_t tokens, size_t dim, size_t hidden, cudaStream_t stream,
+                                      unsigned long long *stamps)
 {
     decode_require(t, tokens, dim, hidden);
     const bool vec = decode_vec(dim, x, wg, wu);
@@ -341,14 +254,14 @@ extern "C" void launch_decode_gate_up(dtype_t t, const void *x, const void *wg, 
     if (t == DTYPE_BF16)
         decode_gate_up_bf16<<<grid, block, 0, stream>>>((const __nv_bfloat16 *)x, (const __nv_bfloat16 *)wg,
                                                         (const __nv_bfloat16 *)wu, (__nv_bfloat16 *)m,
-                                                        (int)tokens, dim, hidden, vec);
+                                                        (int)tokens, dim, hidden, vec, stamps);
     else
         decode_gate_up_fp16<<<grid, block, 0, stream>>>((const __half *)x, (const __half *)wg, (const __half *)wu,
-                                                        (__half *)m, (int)tokens, dim, hidden, vec);
+                                                        (__half *)m, (int)tokens, dim, hidden, vec, stamps);
 }
 
 extern "C" void launch_decode_down(dtype_t t, const void *m, const void *wd, void *y, size_t tokens,
-                                   size_t hidden, size_t dim, cudaStream_t stream)
+                                   size_t hidden, size_t dim, cudaStream_t stream, unsigned long long *stamps)
 {
     decode_require(t, tokens, dim, hidden);
     const bool vec = decode_vec(hidden, m, wd, NULL);
@@ -365,8 +278,8 @@ extern "C" void launch_decode_down(dtype_t t, const void *m, const void *wd, voi
     const int tok = (int)tokens;
     if (t == DTYPE_BF16)
         CUDA_CHECK(cudaLaunchKernelEx(&cfg, decode_down_bf16, (const __nv_bfloat16 *)m, (const __nv_bfloat16 *)wd,
-                                      (__nv_bfloat16 *)y, tok, hidden, dim, vec));
+                                      (__nv_bfloat16 *)y, tok, hidden, dim, vec, stamps));
     else
         CUDA_CHECK(cudaLaunchKernelEx(&cfg, decode_down_fp16, (const __half *)m, (const __half *)wd, (__half *)y,
-                                      tok, hidden, dim, vec));
+                                      tok, hidden, dim, vec, stamps));
 }

@@ -1,0 +1,51 @@
+/* decode.h (04_fused_mlp): the decode rung's kernels. The launchers enqueue on `stream` and
+ * return at once.
+ */
+#ifndef FUSED_MLP_DECODE_H
+#define FUSED_MLP_DECODE_H
+
+#include <stddef.h>
+
+#include <cuda_runtime.h>
+
+#include "dtype.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The decode rung: weight-streaming kernels for a few tokens (see decode.cu).
+ *   launch_decode_gate_up:  m[t, j] = gelu(x_t . Wg_j) * (x_t . Wu_j)   m is [tokens, hidden]
+ *   launch_decode_down:     y[t, d] = m_t . Wd_d                       y is [tokens, dim]
+ * decode_supported says whether they take this problem (dtype and shape only, no device query);
+ * when not, `why` gets one line. decode_runs_here says whether the device can run them (sm_80 or
+ * newer: mma.sync with bf16 or fp16 operands). */
+enum { DECODE_MAX_TOKENS = 16 };
+int decode_supported(dtype_t t, size_t tokens, size_t dim, size_t hidden, char *why, size_t why_len);
+int decode_runs_here(void);
+/* stamps: NULL, or a device buffer of DECODE_STAMP_BLOCKS x DECODE_STAMP_SLOTS for the timeline
+ * below. */
+void launch_decode_gate_up(dtype_t t, const void *x, const void *wg, const void *wu, void *m,
+                           size_t tokens, size_t dim, size_t hidden, cudaStream_t stream,
+                           unsigned long long *stamps);
+void launch_decode_down(dtype_t t, const void *m, const void *wd, void *y, size_t tokens,
+                        size_t hidden, size_t dim, cudaStream_t stream, unsigned long long *stamps);
+
+/* The decode kernels' timeline (bench/decode_timeline). Given a stamps buffer, thread 0 of each
+ * block, for the first DECODE_STAMP_BLOCKS blocks of the kernel, writes %globaltimer (ns) at
+ * these events of its first round of loads (a block of K up to 48 steps of 64 has one round), and
+ * its SM's number in slot DECODE_STAMP_SM.
+ *   START     the block begins
+ *   ISSUED    its first weight loads are issued (down: before it waits for gate_up)
+ *   WAITED    griddepcontrol.wait returned (down: gate_up complete; gate_up: at once)
+ *   COMPUTED  warp 0 is through its loads and mma
+ *   END       warp 0 has summed the warps and written the block's outputs */
+enum { DECODE_STAMP_START, DECODE_STAMP_ISSUED, DECODE_STAMP_WAITED, DECODE_STAMP_COMPUTED, DECODE_STAMP_END,
+       DECODE_STAMP_SM, DECODE_STAMP_SLOTS };
+enum { DECODE_STAMP_BLOCKS = 16384 };
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

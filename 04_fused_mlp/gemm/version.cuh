@@ -1,0 +1,82 @@
+// version.cuh: what a numbered version of the GEMM with the GeGLU epilogue tells the dispatcher
+// (gemm_geglu.cu), in one place: each gemm/N_<name>.cuh ends with
+//
+//   GEMM_GEGLU_VERSION(N, name, operands, grid, min_cc, "the idea, one line")
+//
+// which defines its two kernels, gemm_geglu_<N>_<name>_bf16 and _fp16 (C linkage, so that traces
+// show these names as they are; each runs gemmN::gemm_geglu<T> in blocks of gemmN::LAYOUT.threads),
+// and its row, gemm_geglu_row<N>. The dispatcher includes the version files and walks the rows.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda.h> // CUtensorMap (a type only: the program does not link the driver API)
+
+#include "../gemm_geglu.h"
+
+// How the grid covers the tiles: one block per tile, or one block per SM walking its tiles.
+enum gemm_geglu_grid { ONE_BLOCK_PER_TILE, ONE_BLOCK_PER_SM };
+// What the kernel takes for x, Wg, Wu (and m): pointers, or TMA tensor maps (and m's map, used
+// when m's rows can take TMA stores, else the kernel stores through the pointer).
+enum gemm_geglu_operands { POINTERS, TENSOR_MAPS, TENSOR_MAPS_AND_M };
+
+// A version's tile of m and the boxes its TMA copies move (0 where it makes none).
+struct gemm_geglu_layout {
+    int tile_m, tile_n;    // rows and columns of m per tile
+    int box_k;             // columns of K per box of x, Wg, Wu
+    int box_x, box_w;      // rows of x and of Wg (and of Wu) per box
+    int box_m;             // the side of a square box of m (its stores)
+    int threads, smem_bytes;
+};
+
+struct gemm_geglu_row_data {
+    gemm_geglu_version info;
+    gemm_geglu_grid grid;
+    gemm_geglu_operands operands;
+    gemm_geglu_layout layout;
+    const void *kernel[2]; // bf16, fp16
+};
+
+// The registry: gemm_geglu_row<N>::defined once a version file has registered version N.
+template <int N> struct gemm_geglu_row {
+    static constexpr bool defined = false;
+};
+
+// The kernels' parameters, as the launch passes them, one macro per gemm_geglu_operands.
+#define GEMM_GEGLU_KERNEL(number, name, type, T) \
+    extern "C" __global__ void __launch_bounds__(gemm##number::LAYOUT.threads, 1) gemm_geglu_##number##_##name##_##type
+#define GEMM_GEGLU_POINTERS(number, name, type, T)                                                              \
+    GEMM_GEGLU_KERNEL(number, name, type, T)(const T *x, const T *wg, const T *wu, T *m, int M, int dim, int hidden) \
+    {                                                                                                            \
+        gemm##number::gemm_geglu<T>(x, wg, wu, m, M, dim, hidden);                                               \
+    }
+#define GEMM_GEGLU_TENSOR_MAPS(number, name, type, T)                                                           \
+    GEMM_GEGLU_KERNEL(number, name, type, T)(const __grid_constant__ CUtensorMap tx,                            \
+                                             const __grid_constant__ CUtensorMap tg,                            \
+                                             const __grid_constant__ CUtensorMap tu, T *m, int M, int dim,      \
+                                             int hidden)                                                        \
+    {                                                                                                            \
+        gemm##number::gemm_geglu<T>(&tx, &tg, &tu, m, M, dim, hidden);                                           \
+    }
+#define GEMM_GEGLU_TENSOR_MAPS_AND_M(number, name, type, T)                                                     \
+    GEMM_GEGLU_KERNEL(number, name, type, T)(const __grid_constant__ CUtensorMap tx,                            \
+                                             const __grid_constant__ CUtensorMap tg,                            \
+                                             const __grid_constant__ CUtensorMap tu,                            \
+                                             const __grid_constant__ CUtensorMap tm, int store_by_tma, T *m,    \
+                                             int M, int dim, int hidden)                                        \
+    {                                                                                                            \
+        gemm##number::gemm_geglu<T>(&tx, &tg, &tu, store_by_tma ? &tm : nullptr, m, M, dim, hidden);             \
+    }
+
+#define GEMM_GEGLU_VERSION(number, name, operands, grid, min_cc, idea)                                          \
+    GEMM_GEGLU_##operands(number, name, bf16, __nv_bfloat16)                                                    \
+    GEMM_GEGLU_##operands(number, name, fp16, __half)                                                           \
+    template <> struct gemm_geglu_row<number> {                                                                 \
+        static constexpr bool defined = true;                                                                   \
+        static gemm_geglu_row_data get()                                                                        \
+        {                                                                                                        \
+            return {{number, #name, idea, min_cc}, grid, operands, gemm##number::LAYOUT,                         \
+                    {(const void *)gemm_geglu_##number##_##name##_bf16,                                          \
+                     (const void *)gemm_geglu_##number##_##name##_fp16}};                                        \
+        }                                                                                                        \
+    };
