@@ -38,10 +38,15 @@ extern "C" {
 // values, and every load is one 16-byte instruction, the four lanes of a row covering 64
 // contiguous bytes.
 //
-//   block  8 weight rows (one mma N), all tokens; its warps split K: warp w takes 64-value
-//          steps w, w + warps, ...; their fp32 partial sums meet in shared memory and warp 0
-//          applies the epilogue: gelu(g) * u (gate_up, Wg and Wu side by side: only m is
-//          written) or the plain sum (down)
+//   unit   8 weight rows (one mma N) over all of K, for all tokens; a block's warps split K: warp
+//          w takes 64-value steps w, w + warps, ...; their fp32 partial sums meet in shared
+//          memory and the block's first 128 threads, one output each, apply the epilogue:
+//          gelu(g) * u (gate_up, Wg and Wu side by side: only m is written) or the plain sum
+//          (down)
+//   grid   persistent: about 16 warps per SM, each block walking units blockIdx.x, + gridDim.x,
+//          ...; every block gets the same number of units (the grid is sized so), so no SM
+//          waits on a last, lone wave of units. A block's sums of one unit go to one of two
+//          shared buffers, so the next unit's loads are issued while they are reduced
 //   loads  each lane loads DECODE_UNROLL steps of all its operands before the first mma, so a
 //          warp has up to 3 x 4 x 16 bytes of weights in flight per lane
 //   launch the down kernel is a programmatic dependent launch (sm_90): it is scheduled while
@@ -49,8 +54,9 @@ extern "C" {
 //          grid_dependency_wait)
 // Rows of x, W past the matrix and K past its end load as zeros; K not a multiple of 8 or
 // unaligned bases take an element-by-element load into the same registers.
-#define DECODE_MAX_WARPS 16
-#define DECODE_UNROLL 3 // 64-value steps of K per warp per round
+constexpr int DECODE_MAX_WARPS = 8;   // warps per block (fewer when K has few steps)
+constexpr int DECODE_WARPS_PER_SM = 16;
+constexpr int DECODE_UNROLL = 3;      // 64-value steps of K per warp per round
 
 // Values k .. k + 7 of row `row` of a row-major [n_rows, K] matrix; zeros past its rows or K.
 // vec: K is a multiple of 8 and the base 16-byte aligned, so a chunk is wholly inside or past K.
@@ -103,89 +109,92 @@ template <typename T, bool GATED>
 __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb, T *out, int tokens,
                                             size_t K, size_t rows, bool vec, unsigned long long *stamps)
 {
-    __shared__ float partial[DECODE_MAX_WARPS][2][4][32];
+    __shared__ float partial[2][DECODE_MAX_WARPS][2][4][32]; // by unit parity
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
     const int g = lane / 4, c = lane % 4;
-    const size_t n0 = (size_t)blockIdx.x * 8, steps = (K + 63) / 64;
+    const size_t steps = (K + 63) / 64, units = (rows + 7) / 8;
     const size_t t_lo = g, t_hi = g + 8; // the two token rows of this lane's mma fragments
     decode_stamp(stamps, DECODE_STAMP_START);
     if (GATED) grid_dependents_launch(); // the down kernel may start streaming its weights
-    float acc_a[4] = {0.0f, 0.0f, 0.0f, 0.0f}, acc_b[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-
-    for (size_t s0 = warp; s0 < steps; s0 += (size_t)DECODE_UNROLL * warps) {
-        uint4 w_a[DECODE_UNROLL][2], w_b[DECODE_UNROLL][2], x_lo[DECODE_UNROLL][2], x_hi[DECODE_UNROLL][2];
-        // Instruction h of step s reads values s * 64 + h * 32 + [0, 32) of each row: the four
-        // lanes of a row cover 64 contiguous bytes, two whole 32-byte sectors.
+    bool waited = false;
+    int parity = 0;
+    for (size_t unit = blockIdx.x; unit < units; unit += gridDim.x, parity ^= 1) {
+        const size_t n0 = unit * 8;
+        float acc_a[4] = {0.0f, 0.0f, 0.0f, 0.0f}, acc_b[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        for (size_t s0 = warp; s0 < steps; s0 += (size_t)DECODE_UNROLL * warps) {
+            uint4 w_a[DECODE_UNROLL][2], w_b[DECODE_UNROLL][2], x_lo[DECODE_UNROLL][2], x_hi[DECODE_UNROLL][2];
+            // Instruction h of step s reads values s * 64 + h * 32 + [0, 32) of each row: the four
+            // lanes of a row cover 64 contiguous bytes, two whole 32-byte sectors.
 #pragma unroll
-        for (int u = 0; u < DECODE_UNROLL; u++)
+            for (int u = 0; u < DECODE_UNROLL; u++)
 #pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const size_t k = (s0 + (size_t)u * warps) * 64 + h * 32 + c * 8; // past K: zeros
-                w_a[u][h] = load8(wa, n0 + g, rows, k, K, vec);
-                w_b[u][h] = GATED ? load8(wb, n0 + g, rows, k, K, vec) : make_uint4(0, 0, 0, 0);
-            }
-        // The weights do not depend on the kernel before us; x may (the down kernel's x is the
-        // gate_up kernel's m). Launched as a programmatic dependent, this kernel starts while
-        // that one finishes, its first weights already on the way; here it waits for the
-        // kernel before to complete and its writes to be visible (a no-op otherwise).
-        if (s0 == (size_t)warp) {
-            decode_stamp(stamps, DECODE_STAMP_ISSUED);
-            grid_dependency_wait();
-            decode_stamp(stamps, DECODE_STAMP_WAITED);
-        }
-#pragma unroll
-        for (int u = 0; u < DECODE_UNROLL; u++)
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const size_t k = (s0 + (size_t)u * warps) * 64 + h * 32 + c * 8;
-                x_lo[u][h] = load8(x, t_lo, (size_t)tokens, k, K, vec);
-                x_hi[u][h] = load8(x, t_hi, (size_t)tokens, k, K, vec);
-            }
-#pragma unroll
-        for (int u = 0; u < DECODE_UNROLL; u++)
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const uint32_t a0[4] = {x_lo[u][h].x, x_hi[u][h].x, x_lo[u][h].y, x_hi[u][h].y};
-                const uint32_t a1[4] = {x_lo[u][h].z, x_hi[u][h].z, x_lo[u][h].w, x_hi[u][h].w};
-                mma_16816<T>(acc_a, a0, w_a[u][h].x, w_a[u][h].y);
-                mma_16816<T>(acc_a, a1, w_a[u][h].z, w_a[u][h].w);
-                if (GATED) {
-                    mma_16816<T>(acc_b, a0, w_b[u][h].x, w_b[u][h].y);
-                    mma_16816<T>(acc_b, a1, w_b[u][h].z, w_b[u][h].w);
+                for (int h = 0; h < 2; h++) {
+                    const size_t k = (s0 + (size_t)u * warps) * 64 + h * 32 + c * 8; // past K: zeros
+                    w_a[u][h] = load8(wa, n0 + g, rows, k, K, vec);
+                    w_b[u][h] = GATED ? load8(wb, n0 + g, rows, k, K, vec) : make_uint4(0, 0, 0, 0);
                 }
+            // The weights do not depend on the kernel before us; x may (the down kernel's x is
+            // the gate_up kernel's m). Launched as a programmatic dependent, this kernel starts
+            // while that one finishes, its first weights already on the way; here it waits for
+            // the kernel before to complete and its writes to be visible (a no-op otherwise).
+            if (!waited) {
+                decode_stamp(stamps, DECODE_STAMP_ISSUED);
+                grid_dependency_wait();
+                decode_stamp(stamps, DECODE_STAMP_WAITED);
+                waited = true;
             }
-    }
-
-    decode_stamp(stamps, DECODE_STAMP_COMPUTED);
 #pragma unroll
-    for (int r = 0; r < 4; r++) {
-        partial[warp][0][r][lane] = acc_a[r];
-        partial[warp][1][r][lane] = acc_b[r];
-    }
-    __syncthreads();
-    if (warp != 0) return;
-    // Accumulator r of lane (g, c): token g (r < 2) or g + 8 (r >= 2), weight row 2c + r % 2.
+            for (int u = 0; u < DECODE_UNROLL; u++)
 #pragma unroll
-    for (int r = 0; r < 4; r++) {
-        float a = 0.0f, b = 0.0f;
-        for (int w = 0; w < warps; w++) { // in warp order: the same sum on every run
-            a += partial[w][0][r][lane];
-            b += partial[w][1][r][lane];
+                for (int h = 0; h < 2; h++) {
+                    const size_t k = (s0 + (size_t)u * warps) * 64 + h * 32 + c * 8;
+                    x_lo[u][h] = load8(x, t_lo, (size_t)tokens, k, K, vec);
+                    x_hi[u][h] = load8(x, t_hi, (size_t)tokens, k, K, vec);
+                }
+#pragma unroll
+            for (int u = 0; u < DECODE_UNROLL; u++)
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const uint32_t a0[4] = {x_lo[u][h].x, x_hi[u][h].x, x_lo[u][h].y, x_hi[u][h].y};
+                    const uint32_t a1[4] = {x_lo[u][h].z, x_hi[u][h].z, x_lo[u][h].w, x_hi[u][h].w};
+                    mma_16816<T>(acc_a, a0, w_a[u][h].x, w_a[u][h].y);
+                    mma_16816<T>(acc_a, a1, w_a[u][h].z, w_a[u][h].w);
+                    if (GATED) {
+                        mma_16816<T>(acc_b, a0, w_b[u][h].x, w_b[u][h].y);
+                        mma_16816<T>(acc_b, a1, w_b[u][h].z, w_b[u][h].w);
+                    }
+                }
         }
-        const size_t t = r < 2 ? t_lo : t_hi, j = n0 + 2 * c + r % 2;
-        if (t < (size_t)tokens && j < rows) out[t * rows + j] = from_float<T>(GATED ? gelu_tanh(a) * b : a);
+        decode_stamp(stamps, DECODE_STAMP_COMPUTED);
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            partial[parity][warp][0][r][lane] = acc_a[r];
+            partial[parity][warp][1][r][lane] = acc_b[r];
+        }
+        // The other buffer was last read two units ago, before the barrier of the unit between.
+        __syncthreads();
+        if (threadIdx.x < 128) { // accumulator r of lane l: token l / 4 (+ 8 for r >= 2), row 2 (l % 4) + r % 2
+            const int r = threadIdx.x / 32, l = threadIdx.x % 32;
+            float a = 0.0f, b = 0.0f;
+            for (int w = 0; w < warps; w++) { // in warp order: the same sum on every run
+                a += partial[parity][w][0][r][l];
+                b += partial[parity][w][1][r][l];
+            }
+            const size_t t = (size_t)(l / 4 + (r >= 2 ? 8 : 0)), j = n0 + 2 * (l % 4) + r % 2;
+            if (t < (size_t)tokens && j < rows) out[t * rows + j] = from_float<T>(GATED ? gelu_tanh(a) * b : a);
+        }
     }
     decode_stamp(stamps, DECODE_STAMP_END);
 }
 
 #define DECODE_KERNELS(suffix, T)                                                                        \
-    extern "C" __global__ void __launch_bounds__(32 * DECODE_MAX_WARPS)                                  \
+    extern "C" __global__ void __launch_bounds__(32 * DECODE_MAX_WARPS, DECODE_WARPS_PER_SM / DECODE_MAX_WARPS) \
         decode_gate_up_##suffix(const T *x, const T *wg, const T *wu, T *m, int tokens, size_t dim,     \
                                 size_t hidden, bool vec, unsigned long long *stamps)                     \
     {                                                                                                    \
         decode_body<T, true>(x, wg, wu, m, tokens, dim, hidden, vec, stamps);                           \
     }                                                                                                    \
-    extern "C" __global__ void __launch_bounds__(32 * DECODE_MAX_WARPS)                                  \
+    extern "C" __global__ void __launch_bounds__(32 * DECODE_MAX_WARPS, DECODE_WARPS_PER_SM / DECODE_MAX_WARPS) \
         decode_down_##suffix(const T *m, const T *wd, T *y, int tokens, size_t hidden, size_t dim,       \
                              bool vec, unsigned long long *stamps)                                       \
     {                                                                                                    \
@@ -227,15 +236,25 @@ static void decode_require(dtype_t t, size_t tokens, size_t dim, size_t hidden)
     }
 }
 
-// One block per 8 weight rows; enough warps that each does at most DECODE_UNROLL steps of K
-// (all its loads in one round) up to DECODE_MAX_WARPS.
+// Enough warps per block that each does at most DECODE_UNROLL steps of a unit's K (all its loads
+// in one round), up to DECODE_MAX_WARPS; about DECODE_WARPS_PER_SM warps on each SM; and the
+// fewest blocks that give every block the same number of units.
 static void decode_shape(size_t K, size_t rows, dim3 *grid, dim3 *block)
 {
-    const size_t steps = (K + 63) / 64;
+    const size_t steps = (K + 63) / 64, units = (rows + 7) / 8;
     size_t warps = (steps + DECODE_UNROLL - 1) / DECODE_UNROLL;
     if (warps > DECODE_MAX_WARPS) warps = DECODE_MAX_WARPS;
-    *grid = dim3((unsigned)((rows + 7) / 8));
+    const size_t slots = (size_t)gpu_multiprocessors() * (DECODE_WARPS_PER_SM / warps);
+    const size_t per_block = (units + slots - 1) / slots;
+    *grid = dim3((unsigned)((units + per_block - 1) / per_block));
     *block = dim3((unsigned)(32 * warps));
+}
+
+extern "C" size_t decode_blocks(size_t K, size_t rows)
+{
+    dim3 grid, block;
+    decode_shape(K, rows, &grid, &block);
+    return grid.x;
 }
 
 static bool decode_vec(size_t K, const void *a, const void *b, const void *c)

@@ -33,16 +33,18 @@ void launch_decode_down(dtype_t t, const void *m, const void *wd, void *y, size_
 
 /* The decode kernels' timeline (bench/decode_timeline). Given a stamps buffer, thread 0 of each
  * block, for the first DECODE_STAMP_BLOCKS blocks of the kernel, writes %globaltimer (ns) at
- * these events of its first round of loads (a block of K up to 48 steps of 64 has one round), and
- * its SM's number in slot DECODE_STAMP_SM.
+ * these events, and its SM's number in slot DECODE_STAMP_SM:
  *   START     the block begins
  *   ISSUED    its first weight loads are issued (down: before it waits for gate_up)
  *   WAITED    griddepcontrol.wait returned (down: gate_up complete; gate_up: at once)
- *   COMPUTED  warp 0 is through its loads and mma
- *   END       warp 0 has summed the warps and written the block's outputs */
+ *   COMPUTED  warp 0 is through its loads and mma of the block's last unit of 8 rows
+ *   END       the block's last outputs are written
+ * decode_blocks is the grid a launch over `rows` weight rows of K values uses (after the GPU is
+ * known): the blocks that stamp. */
 enum { DECODE_STAMP_START, DECODE_STAMP_ISSUED, DECODE_STAMP_WAITED, DECODE_STAMP_COMPUTED, DECODE_STAMP_END,
        DECODE_STAMP_SM, DECODE_STAMP_SLOTS };
 enum { DECODE_STAMP_BLOCKS = 16384 };
+size_t decode_blocks(size_t K, size_t rows);
 
 #ifdef __cplusplus
 }

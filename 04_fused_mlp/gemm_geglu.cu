@@ -160,17 +160,6 @@ static tensor_maps *tensor_maps_for(int version, dtype_t t, const void *x, const
     return &maps;
 }
 
-static unsigned multiprocessors(void)
-{
-    static int sms;
-    if (!sms) {
-        int dev;
-        CUDA_CHECK(cudaGetDevice(&dev));
-        CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    }
-    return (unsigned)sms;
-}
-
 extern "C" void launch_gemm_geglu(int version, dtype_t t, const void *x, const void *wg, const void *wu, void *m,
                                   size_t M, size_t dim, size_t hidden, cudaStream_t stream)
 {
@@ -201,7 +190,7 @@ extern "C" void launch_gemm_geglu(int version, dtype_t t, const void *x, const v
     const size_t tiles_m = (M + l.tile_m - 1) / l.tile_m, tiles_n = (hidden + l.tile_n - 1) / l.tile_n;
     const size_t tiles = tiles_m * tiles_n;
     const dim3 grid = v.grid == ONE_BLOCK_PER_TILE ? dim3((unsigned)tiles_n, (unsigned)tiles_m)
-                                                   : dim3((unsigned)(tiles < multiprocessors() ? tiles : multiprocessors()));
+                                                   : dim3((unsigned)(tiles < (size_t)gpu_multiprocessors() ? tiles : (size_t)gpu_multiprocessors()));
     int Mi = (int)M, dim_i = (int)dim, hidden_i = (int)hidden;
     if (v.operands == POINTERS) {
         void *args[] = {&x, &wg, &wu, &m, &Mi, &dim_i, &hidden_i};

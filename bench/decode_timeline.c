@@ -172,7 +172,7 @@ int main(int argc, char **argv)
         CUDA_CHECK(cudaMalloc(&evict, evict_bytes));
     }
 
-    const size_t blocks[2] = {(H + 7) / 8, (D + 7) / 8};
+    const size_t blocks[2] = {decode_blocks(D, H), decode_blocks(H, D)};
     const size_t stamped[2] = {blocks[0] < DECODE_STAMP_BLOCKS ? blocks[0] : DECODE_STAMP_BLOCKS,
                                blocks[1] < DECODE_STAMP_BLOCKS ? blocks[1] : DECODE_STAMP_BLOCKS};
     unsigned long long *st = malloc(n_stamps * sizeof *st);

@@ -93,3 +93,14 @@ int gpu_compute_capability(void)
     known = major * 10 + minor;
     return known;
 }
+
+int gpu_multiprocessors(void)
+{
+    static int known = -1;
+    if (known >= 0) return known;
+    int dev = 0, sms = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+        return 1;
+    known = sms;
+    return known;
+}

@@ -34,6 +34,9 @@ double gpu_gemm_ceiling(const gpu_info *g, dtype_t t);
 /* The device's compute capability as 10 * major + minor (90 for an H100/H200), 0 when there is
  * no usable device: what a launcher asks before picking a code path. Read once per process. */
 int gpu_compute_capability(void);
+/* The device's multiprocessors (132 on an H200), for launchers that size persistent grids; 1
+ * when there is no usable device. Read once per process. */
+int gpu_multiprocessors(void);
 
 #ifdef __cplusplus
 }
