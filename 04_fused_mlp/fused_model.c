@@ -7,6 +7,7 @@
 #include "check.h"
 #include "decode.h"
 #include "gemm_geglu.h"
+#include "gemm_tuning.h"
 #include "size.h"
 
 /* ---- the flags ---------------------------------------------------------------------------- */
@@ -209,29 +210,38 @@ int fused_epilogue_accepts(const void *flags, dtype_t t, size_t tokens, char *wh
 int fused_epilogue_runs(const void *model, char *why, size_t len)
 {
     const fused_mlp *md = model;
-    const int version = fused_gemm_flag(md->flags) > 0 ? fused_gemm_flag(md->flags) : gemm_geglu_default_version();
-    if (!version) {
-        snprintf(why, len, "our GeGLU GEMM needs an sm_80 or newer GPU");
-        return 0;
+    const int version = fused_gemm_flag(md->flags);
+    if (version > 0) {
+        if (!gemm_geglu_runs_here(version)) {
+            snprintf(why, len, "GEMM version %d (%s) cannot run on this GPU", version,
+                     gemm_geglu_version_info(version)->name);
+            return 0;
+        }
+        return gemm_geglu_accepts(version, md->mlp.dtype, md->mlp.tokens, md->mlp.dim, md->mlp.hidden, why, len);
     }
-    if (!gemm_geglu_runs_here(version)) {
-        snprintf(why, len, "GEMM version %d (%s) cannot run on this GPU", version, gemm_geglu_version_info(version)->name);
-        return 0;
-    }
-    return gemm_geglu_accepts(version, md->mlp.dtype, md->mlp.tokens, md->mlp.dim, md->mlp.hidden, why, len);
+    for (int v = 1; v <= gemm_geglu_n_versions(); v++) /* auto: one that takes it and runs here will do */
+        if (gemm_geglu_runs_here(v) && gemm_geglu_accepts(v, md->mlp.dtype, md->mlp.tokens, md->mlp.dim, md->mlp.hidden,
+                                                          why, len))
+            return 1;
+    if (!gemm_geglu_default_version()) snprintf(why, len, "our GeGLU GEMM needs an sm_80 or newer GPU");
+    return 0;
 }
 
 void fused_epilogue_prepare(void *model)
 {
     fused_mlp *md = model;
+    const mlp_t *m = &md->mlp;
     const int version = fused_gemm_flag(md->flags);
+    if (md->gemm_version) return;
     if (version > 0) {
         md->gemm_version = version;
         snprintf(md->gemm_choice, sizeof md->gemm_choice, "--gemm %d", version);
-    } else {
-        md->gemm_version = gemm_geglu_default_version();
-        snprintf(md->gemm_choice, sizeof md->gemm_choice, "the default; --gemm N picks another, --gemm all times them all");
+        return;
     }
+    char why[sizeof md->gemm_choice - 32];
+    md->gemm_version = gemm_tuned_version(m->dtype, m->x, m->wg, m->wu, m->prod, m->tokens, m->dim, m->hidden,
+                                          m->stream, why, sizeof why);
+    snprintf(md->gemm_choice, sizeof md->gemm_choice, "--gemm auto: %s", why);
 }
 
 int fused_decode_accepts(const void *flags, dtype_t t, size_t tokens, char *why, size_t len)

@@ -9,6 +9,7 @@
 #include "gemm/4_persistent.cuh"   // persistent blocks; tiles in bands that keep panels in L2
 #include "gemm/5_tma_store.cuh"    // the epilogue staged in shared memory and stored by TMA
 #include "gemm/6_pingpong.cuh"     // two consumers on tiles of their own, taking turns (ping-pong)
+#include "gemm/7_stream_k.cuh"     // the last waves split along K between all the SMs (stream-K)
 //
 // gemm/ptx.cuh wraps the instructions they use, once. The Makefile builds this file for sm_80,
 // sm_90 and sm_90a; the Hopper versions' device code exists only in the sm_90a pass, and the
@@ -46,6 +47,8 @@ const std::array<gemm_geglu_row_data, N_VERSIONS> versions = rows_of(std::make_i
 } // namespace
 
 extern "C" int gemm_geglu_n_versions(void) { return N_VERSIONS; }
+
+extern "C" const char *gemm_geglu_build_stamp(void) { return __DATE__ " " __TIME__; }
 
 extern "C" const gemm_geglu_version *gemm_geglu_version_info(int number)
 {
@@ -160,6 +163,23 @@ static tensor_maps *tensor_maps_for(int version, dtype_t t, const void *x, const
     return &maps;
 }
 
+// The scratch buffer of the versions that take one: grown (zeroed) when a launch needs more,
+// kept for the program's life. The first launch at a shape is never inside a graph capture (the
+// stages run a forward before they capture it), so the allocation is not either.
+static void *scratch_for(size_t bytes)
+{
+    static void *buf;
+    static size_t size;
+    if (bytes > size) {
+        CUDA_CHECK(cudaDeviceSynchronize()); // a kernel in flight may still use the old one
+        CUDA_CHECK(cudaFree(buf));
+        CUDA_CHECK(cudaMalloc(&buf, bytes));
+        CUDA_CHECK(cudaMemset(buf, 0, bytes));
+        size = bytes;
+    }
+    return buf;
+}
+
 extern "C" void launch_gemm_geglu(int version, dtype_t t, const void *x, const void *wg, const void *wu, void *m,
                                   size_t M, size_t dim, size_t hidden, cudaStream_t stream)
 {
@@ -188,9 +208,10 @@ extern "C" void launch_gemm_geglu(int version, dtype_t t, const void *x, const v
     }
 
     const size_t tiles_m = (M + l.tile_m - 1) / l.tile_m, tiles_n = (hidden + l.tile_n - 1) / l.tile_n;
-    const size_t tiles = tiles_m * tiles_n;
+    const size_t tiles = tiles_m * tiles_n, sms = (size_t)gpu_multiprocessors();
+    const size_t work = v.grid == EVERY_SM ? tiles * ((dim + l.box_k - 1) / l.box_k) : tiles; // blocks that have any
     const dim3 grid = v.grid == ONE_BLOCK_PER_TILE ? dim3((unsigned)tiles_n, (unsigned)tiles_m)
-                                                   : dim3((unsigned)(tiles < (size_t)gpu_multiprocessors() ? tiles : (size_t)gpu_multiprocessors()));
+                                                   : dim3((unsigned)(work < sms ? work : sms));
     int Mi = (int)M, dim_i = (int)dim, hidden_i = (int)hidden;
     if (v.operands == POINTERS) {
         void *args[] = {&x, &wg, &wu, &m, &Mi, &dim_i, &hidden_i};
@@ -201,8 +222,13 @@ extern "C" void launch_gemm_geglu(int version, dtype_t t, const void *x, const v
     if (v.operands == TENSOR_MAPS) {
         void *args[] = {&maps->tx, &maps->tg, &maps->tu, &m, &Mi, &dim_i, &hidden_i};
         CUDA_CHECK(cudaLaunchKernel(kernel, grid, l.threads, args, l.smem_bytes, stream));
-    } else {
+    } else if (v.operands == TENSOR_MAPS_AND_M) {
         void *args[] = {&maps->tx, &maps->tg, &maps->tu, &maps->tm, &maps->store_by_tma, &m, &Mi, &dim_i, &hidden_i};
+        CUDA_CHECK(cudaLaunchKernel(kernel, grid, l.threads, args, l.smem_bytes, stream));
+    } else {
+        void *scratch = scratch_for((size_t)l.scratch_per_block * grid.x);
+        void *args[] = {&maps->tx,   &maps->tg, &maps->tu,    &maps->tm,   &maps->store_by_tma,
+                        &m,          &Mi,       &dim_i,       &hidden_i,   &scratch};
         CUDA_CHECK(cudaLaunchKernel(kernel, grid, l.threads, args, l.smem_bytes, stream));
     }
 }

@@ -34,7 +34,8 @@ typedef struct {
 int gemm_geglu_n_versions(void);
 /* Version `number`, 1..n; NULL outside. */
 const gemm_geglu_version *gemm_geglu_version_info(int number);
-/* The fastest version that runs on this device; 0 when none does (no GPU, or older than sm_80). */
+/* The newest version that runs on this device; 0 when none does (no GPU, or older than sm_80).
+ * Which is fastest at a shape is measured (gemm_tuning.h). */
 int gemm_geglu_default_version(void);
 
 /* 1 if `version` takes this problem, else 0 with one line in why (when len > 0). Dtype and shape
@@ -43,6 +44,10 @@ int gemm_geglu_default_version(void);
  * and is read in whole 16-byte pieces; versions with one block per tile need ceil(M / 128) within
  * the grid's y limit (65535). M and hidden are otherwise free: tails are handled. */
 int gemm_geglu_accepts(int version, dtype_t t, size_t M, size_t dim, size_t hidden, char *why, size_t len);
+
+/* When these kernels were built ("Dec  1 2026 09:30:00"): a measurement of them is stale past a
+ * rebuild (gemm_tuning.h). */
+const char *gemm_geglu_build_stamp(void);
 
 /* 1 if `version` can run on the current device: its compute capability and the code this
  * program was built with (sm_90a code exists only where the build asked for it). */

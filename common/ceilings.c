@@ -19,23 +19,32 @@ static const struct {
     {"NVIDIA H200", 798.0, 4250.0},
 };
 
+/* "NVIDIA H200", 580 -> "NVIDIA_H200_driver580.txt": a file name without spaces or slashes */
+static void file_name(char *name, size_t len, const char *gpu_name, int driver_version)
+{
+    char gpu[128];
+    size_t i = 0;
+    for (; i < sizeof gpu - 1 && gpu_name[i]; i++)
+        gpu[i] = isalnum((unsigned char)gpu_name[i]) || gpu_name[i] == '-' ? gpu_name[i] : '_';
+    gpu[i] = '\0';
+    snprintf(name, len, "%s_driver%d.txt", gpu, driver_version);
+}
+
+int gpu_store_path(char *path, size_t len, const char *folder, const char *gpu_name, int driver_version)
+{
+    char root[PATH_MAX - 256], name[160];
+    if (out_checkout_dir(root, sizeof root) != 0) return -1;
+    file_name(name, sizeof name, gpu_name, driver_version);
+    return snprintf(path, len, "%s/traces/%s/%s", root, folder, name) >= (int)len ? -1 : 0;
+}
+
 int ceilings_path(char *path, size_t len, const char *gpu_name, int driver_version)
 {
-    char dir[PATH_MAX], name[128];
     const char *env = getenv("CEILINGS_DIR");
-    if (env && *env) {
-        if (snprintf(dir, sizeof dir, "%s", env) >= (int)sizeof dir) return -1;
-    } else {
-        char root[PATH_MAX - 32];
-        if (out_checkout_dir(root, sizeof root) != 0) return -1;
-        snprintf(dir, sizeof dir, "%s/traces/ceilings", root);
-    }
-    /* "NVIDIA H200" -> "NVIDIA_H200": a file name without spaces or slashes */
-    size_t i = 0;
-    for (; i < sizeof name - 1 && gpu_name[i]; i++)
-        name[i] = isalnum((unsigned char)gpu_name[i]) || gpu_name[i] == '-' ? gpu_name[i] : '_';
-    name[i] = '\0';
-    return snprintf(path, len, "%s/%s_driver%d.txt", dir, name, driver_version) >= (int)len ? -1 : 0;
+    if (!env || !*env) return gpu_store_path(path, len, "ceilings", gpu_name, driver_version);
+    char name[160];
+    file_name(name, sizeof name, gpu_name, driver_version);
+    return snprintf(path, len, "%s/%s", env, name) >= (int)len ? -1 : 0;
 }
 
 int ceilings_parse(const char *text, ceilings_t *c)

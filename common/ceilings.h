@@ -22,7 +22,10 @@ typedef struct {
     char source[160];         /* where the two numbers come from, for the report */
 } ceilings_t;
 
-/* The file that holds the measurement for this GPU and driver: CEILINGS_DIR if set, else
+/* traces/<folder>/<GPU name>_driver<N>.txt of the checkout: where a measurement made once per
+ * GPU and driver is kept (the ceilings; 04's GEMM tuning). Returns 0, or -1 outside a checkout. */
+int gpu_store_path(char *path, size_t len, const char *folder, const char *gpu_name, int driver_version);
+/* The file that holds the measurement for this GPU and driver: in CEILINGS_DIR if set, else in
  * traces/ceilings/ of the checkout. Returns 0, or -1 when no such place can be named. */
 int ceilings_path(char *path, size_t len, const char *gpu_name, int driver_version);
 /* Fills c for this GPU: the stored measurement, else the reference figures for its model, else

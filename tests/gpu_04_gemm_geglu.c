@@ -108,12 +108,16 @@ static int check_shape(int version, dtype_t t, size_t M, size_t dim, size_t hidd
  * each walk several tiles, tails included. Where m goes out through TMA stores (hidden a multiple
  * of 8: 512, 200, 1160 here; the others take the direct stores), (200, 96, 200) and
  * (1000, 264, 1160) have boxes that end past M and past hidden, which the engine clips; in
- * (60, 96, 200) the second consumer's 64 rows all lie past M. */
+ * (60, 96, 200) the second consumer's 64 rows all lie past M. For stream-K (version 7): in
+ * (130, 2048, 1000) 32 tiles of 32 steps of K are cut into 132 ranges, four or five blocks to a
+ * tile; in (600, 512, 2056) 165 tiles, one wave and a part, are all split, each tile in two; in
+ * (2049, 136, 2055) the first three waves stay whole and the rest are split. */
 static int check_small(int version, dtype_t t)
 {
     static const size_t shapes[][3] = {
-        {1, 8, 1},   {17, 24, 33},      {100, 72, 130}, {129, 264, 257},   {256, 768, 512},
-        {300, 40, 7}, {2049, 136, 2055}, {200, 96, 200}, {1000, 264, 1160}, {60, 96, 200},
+        {1, 8, 1},       {17, 24, 33},      {100, 72, 130}, {129, 264, 257},   {256, 768, 512},
+        {300, 40, 7},    {2049, 136, 2055}, {200, 96, 200}, {1000, 264, 1160}, {60, 96, 200},
+        {130, 2048, 1000}, {600, 512, 2056},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         char why[256] = "";

@@ -142,7 +142,7 @@ __device__ __forceinline__ void gemm_geglu(const T *x, const T *wg, const T *wu,
 }
 
 // The tile and boxes the dispatcher launches with (version.cuh).
-constexpr gemm_geglu_layout LAYOUT = {BM, BN, 0, 0, 0, 0, THREADS, SMEM_BYTES};
+constexpr gemm_geglu_layout LAYOUT = {BM, BN, 0, 0, 0, 0, THREADS, SMEM_BYTES, 0};
 
 } // namespace gemm2
 

@@ -139,7 +139,7 @@ __device__ __forceinline__ void gemm_geglu(const CUtensorMap *tx, const CUtensor
 }
 
 // The tile and boxes the dispatcher launches with (version.cuh).
-constexpr gemm_geglu_layout LAYOUT = {BM, BN, BK, BM, BN, 0, THREADS, SMEM_BYTES};
+constexpr gemm_geglu_layout LAYOUT = {BM, BN, BK, BM, BN, 0, THREADS, SMEM_BYTES, 0};
 
 } // namespace gemm3
 

@@ -86,7 +86,7 @@ __device__ __forceinline__ void gemm_geglu(const CUtensorMap *tx, const CUtensor
 }
 
 // The tile and boxes the dispatcher launches with (version.cuh).
-constexpr gemm_geglu_layout LAYOUT = {gemm4::BM, BN, gemm4::BK, gemm4::BM, BN, OUT_BOX, THREADS, SMEM_BYTES};
+constexpr gemm_geglu_layout LAYOUT = {gemm4::BM, BN, gemm4::BK, gemm4::BM, BN, OUT_BOX, THREADS, SMEM_BYTES, 0};
 
 } // namespace gemm5
 

@@ -254,3 +254,21 @@ template <typename T> __device__ __forceinline__ void wgmma_m64n128k16(float (&d
 {
     wgmma_m64k16<T>(d, a, b);
 }
+
+// ---- sm_90a: register budgets per warpgroup ------------------------------------------------
+// setmaxnreg: a warpgroup gives registers back to the block's pool (dec) or takes them from it
+// (inc), so that a producer that only issues copies can leave its share to the consumers. Every
+// warp of the warpgroup executes it; the kernel needs a register cap at entry
+// (__launch_bounds__(threads, 1)).
+template <int N> __device__ __forceinline__ void regs_release()
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
+template <int N> __device__ __forceinline__ void regs_claim()
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}

@@ -14,11 +14,15 @@
 
 #include "../gemm_geglu.h"
 
-// How the grid covers the tiles: one block per tile, or one block per SM walking its tiles.
-enum gemm_geglu_grid { ONE_BLOCK_PER_TILE, ONE_BLOCK_PER_SM };
+// How the grid covers the tiles: one block per tile; one block per SM walking its tiles (as many
+// as there are tiles, when fewer); or one block on every SM that has a step of K to do (work
+// split along K as well).
+enum gemm_geglu_grid { ONE_BLOCK_PER_TILE, ONE_BLOCK_PER_SM, EVERY_SM };
 // What the kernel takes for x, Wg, Wu (and m): pointers, or TMA tensor maps (and m's map, used
-// when m's rows can take TMA stores, else the kernel stores through the pointer).
-enum gemm_geglu_operands { POINTERS, TENSOR_MAPS, TENSOR_MAPS_AND_M };
+// when m's rows can take TMA stores, else the kernel stores through the pointer; and a scratch
+// buffer of layout.scratch_per_block bytes per block, zeroed once, that the kernel leaves as it
+// found it).
+enum gemm_geglu_operands { POINTERS, TENSOR_MAPS, TENSOR_MAPS_AND_M, TENSOR_MAPS_M_AND_SCRATCH };
 
 // A version's tile of m and the boxes its TMA copies move (0 where it makes none).
 struct gemm_geglu_layout {
@@ -27,6 +31,7 @@ struct gemm_geglu_layout {
     int box_x, box_w;      // rows of x and of Wg (and of Wu) per box
     int box_m;             // the side of a square box of m (its stores)
     int threads, smem_bytes;
+    int scratch_per_block; // bytes of scratch buffer per block (TENSOR_MAPS_M_AND_SCRATCH)
 };
 
 struct gemm_geglu_row_data {
@@ -66,6 +71,16 @@ template <int N> struct gemm_geglu_row {
                                              int M, int dim, int hidden)                                        \
     {                                                                                                            \
         gemm##number::gemm_geglu<T>(&tx, &tg, &tu, store_by_tma ? &tm : nullptr, m, M, dim, hidden);             \
+    }
+
+#define GEMM_GEGLU_TENSOR_MAPS_M_AND_SCRATCH(number, name, type, T)                                            \
+    GEMM_GEGLU_KERNEL(number, name, type, T)(const __grid_constant__ CUtensorMap tx,                            \
+                                             const __grid_constant__ CUtensorMap tg,                            \
+                                             const __grid_constant__ CUtensorMap tu,                            \
+                                             const __grid_constant__ CUtensorMap tm, int store_by_tma, T *m,    \
+                                             int M, int dim, int hidden, void *scratch)                         \
+    {                                                                                                            \
+        gemm##number::gemm_geglu<T>(&tx, &tg, &tu, store_by_tma ? &tm : nullptr, m, M, dim, hidden, scratch);    \
     }
 
 #define GEMM_GEGLU_VERSION(number, name, operands, grid, min_cc, idea)                                          \
