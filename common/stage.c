@@ -625,6 +625,7 @@ int stage_main(int argc, char **argv, const stage_def *d)
     if (d->n_variants > 32) return EXIT_BAD_INPUT;
     stage_spec spec = spec_of(d, names, helps);
     common_args a;
+    prof_take_trace_pass_flag(&argc, argv);
     cli_parse(argc, argv, &spec, &a);
     if (d->all_is_default && !(a.given & GIVEN_VARIANT)) a.variant = d->all_name;
     int action = d->no_gpu_action ? d->no_gpu_action(&a) : -1;
