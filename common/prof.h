@@ -56,7 +56,10 @@ const char *prof_phase_name(phase_t p);
 void prof_step_begin(prof_run *r, int step);
 void prof_step_end(prof_run *r, int step);
 
-/* Named range: an NVTX range for Nsight Systems and a cpu_op range in our own trace. */
+/* Named range: an NVTX range for Nsight Systems and a range in our own trace. There its depth
+ * says what it is, as in PyTorch's traces: a range directly inside a step (the forward, as a
+ * record_function around a model's body) is a user_annotation, mirrored on the GPU lane; a range
+ * inside that one is an op, a cpu_op. */
 void prof_range_push(const char *name);
 void prof_range_pop(void);
 
