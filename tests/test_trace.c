@@ -480,10 +480,10 @@ static int test_json_checked_by_python(void)
     for (size_t i = 0; hostile_name[i]; i++)
         snprintf(hex + 2 * i, 3, "%02x", (unsigned char)hostile_name[i]);
     snprintf(cmd, sizeof cmd,
-             "python3 tests/check_trace_json.py '%s' --expect-kernels-per-step 2 "
-             "--require-categories user_annotation,gpu_user_annotation,cuda_runtime,cuda_driver,"
-             "kernel,gpu_memcpy,gpu_memset,overhead,ac2g --expect-name ProfilerStep#2 --expect-name '%s' "
-             "--expect-name-hex %s",
+             "python3 tests/check_trace_json.py '%s' --expect-kernels-per-step 2 --layered "
+             "--lanes-nest --require-categories user_annotation,gpu_user_annotation,cpu_op,"
+             "cuda_runtime,cuda_driver,kernel,gpu_memcpy,gpu_memset,overhead,ac2g,Trace "
+             "--expect-name ProfilerStep#2 --expect-name '%s' --expect-name-hex %s",
              json, demangled_name, hex);
     int rc = system(cmd);
     EXPECT(rc == 0, "check_trace_json.py failed (status %d): %s", rc, cmd);
