@@ -460,7 +460,7 @@ static int test_json_checked_by_python(void)
         SKIP("python3 not found");
     char dir[] = "/tmp/test_trace_XXXXXX";
     EXPECT(mkdtemp(dir), "mkdtemp");
-    char base[64], json[80], txt[80], cmd[512];
+    char base[64], json[80], txt[80], cmd[768];
     snprintf(base, sizeof base, "%s/64_bf16", dir);
     snprintf(json, sizeof json, "%s.json", base);
     snprintf(txt, sizeof txt, "%s.txt", base);
