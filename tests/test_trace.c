@@ -441,7 +441,8 @@ static int test_edge_cases_table(void)
     EXPECT(step && step->calls == 2 && near(step->cpu_total_us, 62.5), "two steps, 62.5 us");
     /* decode encloses gate and down: the steps hold decode and the last launch */
     EXPECT(near(step->self_cpu_us, 62.5 - 60 - 1), "step self CPU %.3f", step->self_cpu_us);
-    EXPECT(decode && near(decode->self_cpu_us, 60 - 19 - 19) && near(decode->cuda_total_us, 37),
+    EXPECT(decode, "a row for decode");
+    EXPECT(near(decode->self_cpu_us, 60 - 19 - 19) && near(decode->cuda_total_us, 37),
            "decode: self CPU %.3f, CUDA total %.3f", decode->self_cpu_us, decode->cuda_total_us);
     trace_model_free(m);
     return 0;
