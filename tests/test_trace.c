@@ -17,6 +17,7 @@
  * tests/test_trace_schema.py).
  */
 #include "harness.h"
+#include "prof.h"
 #include "trace.h"
 #include "trace_model.h"
 
@@ -589,6 +590,28 @@ static int test_open_without_gpu(void)
     return 0;
 }
 
+/* The trace pass is what its parent's flag says, never what the environment says: a flag naming
+ * another process is left for the flag parser to refuse, the parent's is taken away. */
+static int test_trace_pass_flag(void)
+{
+    setenv("PROF_TRACE_PASS", "1", 1);
+    EXPECT(!prof_is_trace_pass(), "PROF_TRACE_PASS=1 in the environment makes no trace pass");
+    unsetenv("PROF_TRACE_PASS");
+    char prog[] = "stage", other[64], flag[64], variant[] = "--variant=eager";
+    snprintf(other, sizeof other, "--trace-pass-of=%ld", (long)getppid() + 1);
+    char *argv[] = {prog, other, variant, NULL};
+    int argc = 3;
+    prof_take_trace_pass_flag(&argc, argv);
+    EXPECT(argc == 3 && argv[1] == other && !prof_is_trace_pass(),
+           "a flag naming another process is left in place");
+    snprintf(flag, sizeof flag, "--trace-pass-of=%ld", (long)getppid());
+    argv[1] = flag;
+    prof_take_trace_pass_flag(&argc, argv);
+    EXPECT(argc == 2 && argv[1] == variant && argv[2] == NULL && prof_is_trace_pass(),
+           "the parent's flag taken away: argc %d, argv[1] %s", argc, argv[1]);
+    return 0;
+}
+
 /* Only with TEST_TRACE_KEEP_DIR set: the synthetic step written there and left in place. */
 static int test_keep_synthetic_trace(void)
 {
@@ -623,6 +646,7 @@ int main(void)
     TEST_RUN(test_checker_rejects_broken_trace);
     TEST_RUN(test_open_under_another_tool);
     TEST_RUN(test_open_without_gpu);
+    TEST_RUN(test_trace_pass_flag);
     if (getenv("TEST_TRACE_KEEP_DIR"))
         TEST_RUN(test_keep_synthetic_trace);
     TEST_EXIT();
