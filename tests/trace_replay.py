@@ -3,7 +3,8 @@ records CUPTI gave (ranges, API calls, GPU work, overhead, devices, the window),
 bin/tests/test_trace_replay reads into the trace model and writes out (tests/test_trace_replay.c
 describes the records). What the trace had already dropped (the step timer's calls, calls outside
 the default API set when it was recorded that way) stays dropped; everything else is laid out as
-a trace pass of today would lay it out. The ranges keep the times they were recorded with.
+a trace pass of today would lay it out. The ranges keep the times they were recorded with; the
+occupancy estimate of a kernel is not recovered (it is written as Kineto writes a failed one).
 
     replay(json_path, out_base) -> out_base + ".json" (and ".txt"), or raises ReplayError
 """
