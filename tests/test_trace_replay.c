@@ -20,7 +20,7 @@
  *
  * With TRACE_REPLAY_IN=<records> and TRACE_REPLAY_OUT=<base> it writes <base>.json and
  * <base>.txt from those records, as a trace pass would have with the current writer, which is
- * how tests/test_hta.py and tests/test_trace_replay.py read the H200's committed records in the
+ * how tests/test_hta.py and tests/test_h200_traces.py read the H200's committed records in the
  * current layout. Without them it checks the reader on records of its own.
  */
 #include "harness.h"
