@@ -22,8 +22,8 @@ the trace a run makes today.
     sequences under the range differ by construction: both are shown, not compared.
     One exception, printed as a note: a call that fails on ours only under HTA's rounding (it
     passes in HTA's nanosecond mode), where every slice that rounding makes negative is of a
-    kind PyTorch's trace holds under a microsecond too (memsets of 0.77 us): which of them goes
-    negative is a matter of where the nanoseconds fall.
+    kind PyTorch's trace of the same program holds under a microsecond too (memsets of 0.77 us):
+    which of them goes negative is a matter of where the nanoseconds fall.
   - The traces without a PyTorch counterpart (01's addmm, 02's transpose_copy, 04's graph and
     decode rungs): every call that succeeds on all of PyTorch's traces must succeed on ours.
   - Each trace alone, in HTA's nanosecond mode (HTA_DISABLE_NS_ROUNDING=1: the durations exact):
@@ -334,7 +334,6 @@ def same_kind(call, theirs, ours):
 def side_by_side(ours, pandas_major, notes):
     """The pairs' results: [(label, call, PyTorch's, ours, verdict)] and the checks."""
     rows = []
-    references = [os.path.join(REFERENCE, p[1] + ".json") for p in PAIRS]
     for label, ref_name, ref_range, tag, our_range in PAIRS:
         ref_json = os.path.join(REFERENCE, ref_name + ".json")
         check = f"hta_side_by_side_{tag.split('/')[0]}_pandas{pandas_major}"
@@ -353,7 +352,7 @@ def side_by_side(ours, pandas_major, notes):
             (t_kind, t_val), (o_kind, o_val) = theirs[call], mine[call]
             verdict = "same"
             if t_kind == "ok" and o_kind != "ok":
-                excuse = rounding_excuse(our_json, our_range, call, references)
+                excuse = rounding_excuse(our_json, our_range, call, [ref_json])
                 if excuse:
                     notes.append(f"{label}, {call}: {excuse}")
                     verdict = "ours fails under HTA's rounding only (note)"
