@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cuda_profiler_api.h>
 #include <nvtx3/nvToolsExt.h>
@@ -18,7 +19,13 @@
 extern char **environ;
 void launch_step_gate(const volatile int *release, int *timed_out, cudaStream_t stream);
 
-#define TRACE_PASS_ENV "PROF_TRACE_PASS"
+/* The trace pass is told what it is by its first argument, --trace-pass-of=<pid of the
+ * process that started it>: a flag that only its parent can give it. An environment variable
+ * would pass on to every program the user starts from that shell, and an accidental copy of the
+ * flag names a process that is not the caller's parent, so the flag parser rejects it. */
+#define TRACE_PASS_FLAG "--trace-pass-of="
+
+static int is_trace_pass;
 
 double prof_now_us(void)
 {
@@ -140,6 +147,9 @@ void prof_step_begin(prof_run *r, int step)
 void prof_step_end(prof_run *r, int step)
 {
     r->cpu_us[step] = prof_now_us() - r->host_t0;
+    /* The step ends with its CPU work, as a step of torch.profiler does: the timer's wait for the
+     * GPU comes after it, between the steps, where it is no step's self CPU time. */
+    prof_range_pop();
     trace_hide_begin();
     CUDA_CHECK(cudaEventRecord(r->ev_stop[step], r->stream));
     if (r->gated[step]) {
@@ -148,7 +158,6 @@ void prof_step_end(prof_run *r, int step)
     CUDA_CHECK(cudaEventSynchronize(r->ev_stop[step]));
     if (r->gated[step] && *r->gate_timed_out) r->gated[step] = 0;
     trace_hide_end();
-    prof_range_pop();
 
     if (step == r->n_steps - 1) {
         CUDA_CHECK(cudaDeviceSynchronize());
@@ -253,10 +262,20 @@ double prof_graph_back_to_back_us(void (*fn)(void *), void *ctx, cudaStream_t st
     return us;
 }
 
+void prof_take_trace_pass_flag(int *argc, char **argv)
+{
+    if (*argc < 2 || strncmp(argv[1], TRACE_PASS_FLAG, strlen(TRACE_PASS_FLAG)) != 0) return;
+    char *end = NULL;
+    long parent = strtol(argv[1] + strlen(TRACE_PASS_FLAG), &end, 10);
+    if (!end || *end != '\0' || parent != (long)getppid()) return; /* left for the flag parser */
+    is_trace_pass = 1;
+    for (int i = 1; i < *argc; i++) argv[i] = argv[i + 1]; /* argv[argc] is NULL */
+    (*argc)--;
+}
+
 int prof_is_trace_pass(void)
 {
-    const char *v = getenv(TRACE_PASS_ENV);
-    return v && strcmp(v, "1") == 0;
+    return is_trace_pass;
 }
 
 int prof_trace_pass_open(void)
@@ -272,12 +291,19 @@ void prof_spawn_trace_pass(char *const *argv)
         printf("trace: CUPTI is in use by another tool (%s); no trace pass\n", owner);
         return;
     }
-    setenv(TRACE_PASS_ENV, "1", 1);
+    int n = 0;
+    while (argv[n]) n++;
+    char **child = xcalloc((size_t)n + 2, sizeof *child);
+    char flag[64];
+    snprintf(flag, sizeof flag, TRACE_PASS_FLAG "%ld", (long)getpid());
+    child[0] = argv[0];
+    child[1] = flag;
+    for (int i = 1; i < n; i++) child[i + 1] = argv[i];
     fflush(stdout);
     fflush(stderr);
     pid_t pid;
-    int rc = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ);
-    unsetenv(TRACE_PASS_ENV);
+    int rc = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, child, environ);
+    free(child);
     if (rc != 0) {
         printf("trace: could not start the trace pass: %s\n", strerror(rc));
         return;

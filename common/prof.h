@@ -8,7 +8,8 @@
  *   for (int s = 0; s < run.n_steps; s++) {
  *       prof_step_begin(&run, s);   NVTX "ProfilerStep#s"; host clock and CUDA event start
  *       forward(&model);            the lesson; it names its ranges with prof_range_push/pop
- *       prof_step_end(&run, s);     host clock stops: CPU dispatch time; event: GPU time
+ *       prof_step_end(&run, s);     host clock stops: CPU dispatch time; the step's range
+ *                                   ends; then its event: GPU time
  *   }
  *
  * Two numbers per step:
@@ -55,7 +56,10 @@ const char *prof_phase_name(phase_t p);
 void prof_step_begin(prof_run *r, int step);
 void prof_step_end(prof_run *r, int step);
 
-/* Named range: an NVTX range for Nsight Systems and a cpu_op range in our own trace. */
+/* Named range: an NVTX range for Nsight Systems and a range in our own trace. There its depth
+ * says what it is, as in PyTorch's traces: a range directly inside a step (the forward, as a
+ * record_function around a model's body) is a user_annotation, mirrored on the GPU lane; a range
+ * inside that one is an op, a cpu_op. */
 void prof_range_push(const char *name);
 void prof_range_pop(void);
 
@@ -95,13 +99,17 @@ int prof_under_tool(void);
 double prof_now_us(void);
 
 /* --- the trace pass ----------------------------------------------------------------- */
-/* True in the process started by prof_spawn_trace_pass. stage_main calls prof_trace_pass_open()
- * before its first CUDA call: in the trace pass it turns CUPTI on, and returns 0 when
- * CUPTI is unavailable (the caller then exits quietly). */
+/* The process started by prof_spawn_trace_pass finds its marker as its first argument: main
+ * hands its arguments to prof_take_trace_pass_flag() before parsing them, which takes the marker
+ * away. Then prof_is_trace_pass() is true in that process only (no environment variable can make
+ * it so). stage_main calls prof_trace_pass_open() before its first CUDA call: in the trace pass
+ * it turns CUPTI on, and returns 0 when CUPTI is unavailable (the caller then exits quietly). */
+void prof_take_trace_pass_flag(int *argc, char **argv);
 int prof_is_trace_pass(void);
 int prof_trace_pass_open(void);
-/* Runs this program again with the NULL-terminated argv (argv[0] included), in a fresh process
- * with tracing on, and waits for it. Skips (with one line) when another tool owns CUPTI. */
+/* Runs this program again with the NULL-terminated argv (argv[0] included) and the trace pass's
+ * marker, in a fresh process with tracing on, and waits for it. Skips (with one line) when
+ * another tool owns CUPTI. */
 void prof_spawn_trace_pass(char *const *argv);
 
 #endif

@@ -501,6 +501,7 @@ int stage_main(int argc, char **argv, const stage_def *d)
     if (d->flags.size && !flags) return EXIT_BAD_INPUT;
     if (flags) memcpy(flags, d->flags.defaults, d->flags.size);
     common_args a;
+    prof_take_trace_pass_flag(&argc, argv);
     cli_parse(argc, argv, &spec, &a, flags);
     if (d->all_is_default && !(a.given & GIVEN_VARIANT)) a.variant = d->all_name;
     int rc = d->no_gpu_action ? d->no_gpu_action(flags, &a) : -1;

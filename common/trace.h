@@ -1,11 +1,13 @@
 /* trace.h: our own profiler, built on CUPTI.
  *
  * A traced run writes two artifacts, like torch.profiler in the articles:
- *   <base>.json  a Chrome/Perfetto timeline in the schema of PyTorch's profiler traces
- *                (user_annotation ranges and their gpu_user_annotation mirrors on the
- *                streams, cuda_runtime / cuda_driver calls, kernel / gpu_memcpy / gpu_memset
- *                activity, ac2g flows from each launch to its GPU work, process/thread
- *                metadata, deviceProperties, baseTimeNanoseconds, trace_id);
+ *   <base>.json  a Chrome/Perfetto timeline laid out as PyTorch's profiler traces: the steps
+ *                (ProfilerStep#N) and the program's own range inside each step as
+ *                user_annotation, that range mirrored once on each stream it launched work on
+ *                (gpu_user_annotation), the ranges nested deeper as ops (cpu_op);
+ *                cuda_runtime / cuda_driver calls, kernel / gpu_memcpy / gpu_memset activity,
+ *                ac2g flows from each launch to its GPU work, process/thread metadata,
+ *                deviceProperties, baseTimeNanoseconds, trace_id, the profiler's Trace span;
  *   <base>.txt   the key_averages() table, sorted by CUDA total (the steps in one
  *                ProfilerStep* row), with the footer lines
  *                "Self CPU time total" and "Self CUDA time total".
@@ -43,9 +45,8 @@ void trace_range_pop(void);
 /* Nest; calls between the outermost pair on this thread are left out of the trace. */
 void trace_hide_begin(void);
 void trace_hide_end(void);
-/* 0 (the default): only the API calls torch.profiler records, plus cuKernelGetAttribute, the
- * attribute queries of cuBLASLt launches; 1: every runtime and driver call. Before
- * trace_record_end. */
+/* 0 (the default): only API calls torch.profiler records as well (trace_model.c lists them);
+ * 1: every runtime and driver call. Before trace_record_end. */
 void trace_set_api_filter(int all);
 void trace_record_end(void);
 /* Prints the table's first `top_rows` rows to stdout; returns 0, or -1 with a message. */

@@ -76,6 +76,9 @@ static void write_span(event_writer *w, uint64_t start_ns, uint64_t end_ns)
     write_us(w->f, (int64_t)(end_ns - start_ns));
 }
 
+/* The steps and a program's own ranges are user_annotation, the ranges inside those are the
+ * ops, cpu_op, with the input keys PyTorch writes under record_shapes. They are empty: a range
+ * of ours names a stretch of C code, not a call on tensors. */
 static void write_cpu_events(event_writer *w, const trace_model *m)
 {
     int event_index = 0;
@@ -83,12 +86,16 @@ static void write_cpu_events(event_writer *w, const trace_model *m)
         const cpu_event *e = &m->cpu[i];
         if (e->kind != CPU_RANGE)
             continue;
-        begin_event(w, "X", "user_annotation", e->name);
+        bool op = e->layer == RANGE_OP;
+        begin_event(w, "X", op ? "cpu_op" : "user_annotation", e->name);
         write_lane(w, m->pid, e->tid);
         write_span(w, e->start_ns, e->end_ns);
-        fprintf(w->f,
-                ", \"args\": {\"External id\": %d, \"Record function id\": 0, \"Ev Idx\": %d}}",
-                e->external_id, event_index++);
+        fprintf(w->f, ", \"args\": {\"External id\": %d, \"Record function id\": 0, ",
+                e->external_id);
+        if (op)
+            fputs("\"Concrete Inputs\": [], \"Input type\": [], \"Input Strides\": [], "
+                  "\"Input Dims\": [], ", w->f);
+        fprintf(w->f, "\"Ev Idx\": %d}}", event_index++);
     }
     for (size_t i = 0; i < m->n_cpu; i++) {
         const cpu_event *e = &m->cpu[i];
@@ -181,6 +188,13 @@ static const char *gpu_category(trace_gpu_kind kind)
     }
 }
 
+/* The lane (thread) of GPU work: its stream, or for work on an overlap lane (see gpu_event) a
+ * thread of its own, named after the stream. */
+static long long gpu_lane_tid(uint32_t stream, int lane)
+{
+    return (long long)stream + (long long)lane * OVERLAP_LANE_TID_STEP;
+}
+
 static void write_gpu_events(event_writer *w, const trace_model *m)
 {
     for (size_t i = 0; i < m->n_gpu; i++) {
@@ -188,7 +202,7 @@ static void write_gpu_events(event_writer *w, const trace_model *m)
         const trace_gpu_activity *a = &e->rec;
         const cpu_event *launch = e->launch >= 0 ? &m->cpu[e->launch] : NULL;
         begin_event(w, "X", gpu_category(a->kind), e->name);
-        write_lane(w, a->device, a->stream);
+        write_lane(w, a->device, gpu_lane_tid(a->stream, e->lane));
         write_span(w, a->start_ns, a->end_ns);
         fputs(", \"args\": {", w->f);
         if (launch && launch->op >= 0)
@@ -207,7 +221,7 @@ static void write_gpu_events(event_writer *w, const trace_model *m)
         if (launch) {
             begin_event(w, "f", "ac2g", "ac2g");
             fprintf(w->f, ", \"id\": %u", a->correlation);
-            write_lane(w, a->device, a->stream);
+            write_lane(w, a->device, gpu_lane_tid(a->stream, e->lane));
             fputs(", \"ts\": ", w->f);
             write_us(w->f, (int64_t)(a->start_ns - w->base_ns));
             fputs(", \"bp\": \"e\"}", w->f);
@@ -267,7 +281,8 @@ static bool seen_before_gpu_lane(const trace_model *m, size_t i, bool stream_too
 {
     for (size_t j = 0; j < i; j++)
         if (m->gpu[j].rec.device == m->gpu[i].rec.device &&
-            (!stream_too || m->gpu[j].rec.stream == m->gpu[i].rec.stream))
+            (!stream_too || (m->gpu[j].rec.stream == m->gpu[i].rec.stream &&
+                             m->gpu[j].lane == m->gpu[i].lane)))
             return true;
     return false;
 }
@@ -306,9 +321,14 @@ static void write_lane_metadata(event_writer *w, const trace_model *m)
             write_gpu_process(w, m, device);
         if (!seen_before_gpu_lane(m, i, true)) {
             /* Kineto's stream lanes are named "stream <id> <name>", with an empty name */
-            snprintf(label, sizeof label, "stream %u ", stream);
-            write_metadata(w, "thread_name", device, stream, "name", label, 0);
-            write_metadata(w, "thread_sort_index", device, stream, "sort_index", NULL, stream);
+            int lane = m->gpu[i].lane;
+            long long tid = gpu_lane_tid(stream, lane);
+            if (lane == 0)
+                snprintf(label, sizeof label, "stream %u ", stream);
+            else
+                snprintf(label, sizeof label, "stream %u (overlapping launches %d)", stream, lane);
+            write_metadata(w, "thread_name", device, tid, "name", label, 0);
+            write_metadata(w, "thread_sort_index", device, tid, "sort_index", NULL, tid);
         }
     }
 }
@@ -369,11 +389,37 @@ static uint64_t window_end(const trace_model *m)
     return t;
 }
 
+/* Kineto's span of the whole recording (pid "Spans") with its sort index, and the instant
+ * that opens its iteration (pid "Traces"), under the name of the profiler: here the
+ * program's. */
+static void write_profiler_span(event_writer *w, const trace_model *m)
+{
+    char profiler[300], label[340];
+    snprintf(profiler, sizeof profiler, "%s profiler", m->process_name);
+    snprintf(label, sizeof label, "%s (0)", profiler);
+    begin_event(w, "X", "Trace", label);
+    write_span(w, m->base_ns, window_end(m));
+    fputs(", \"pid\": \"Spans\", \"tid\": ", w->f);
+    write_string(w->f, profiler);
+    fputs(", \"args\": {\"Op count\": 0}}", w->f);
+    begin_event(w, "M", NULL, "process_sort_index");
+    fputs(", \"ts\": 0.000, \"pid\": \"Spans\", \"tid\": 0, "
+          "\"args\": {\"sort_index\": 536870912}}", w->f);
+    snprintf(label, sizeof label, "Iteration Start: %s", profiler);
+    begin_event(w, "i", NULL, label);
+    fputs(", \"s\": \"g\", \"pid\": \"Traces\", \"tid\": ", w->f);
+    snprintf(label, sizeof label, "Trace %s", profiler);
+    write_string(w->f, label);
+    fputs(", \"ts\": 0.000}", w->f);
+}
+
 static void write_json(FILE *f, const trace_model *m, const char *path)
 {
     fputs("{\n  \"schemaVersion\": 1,\n", f);
     write_device_properties(f, m);
     write_trace_id(f, m);
+    /* PyTorch's key of a trace recorded with record_shapes, whose op input keys ours carry */
+    fputs("  \"record_shapes\": 1,\n", f);
     fprintf(f,
             "  \"cuda_driver_version\": %d,\n  \"cuda_runtime_version\": %d,\n"
             "  \"cupti_version\": %d,\n  \"displayTimeUnit\": \"ms\",\n"
@@ -386,6 +432,7 @@ static void write_json(FILE *f, const trace_model *m, const char *path)
     write_gpu_user_annotations(&w, m);
     write_overhead_events(&w, m);
     write_lane_metadata(&w, m);
+    write_profiler_span(&w, m);
     fputs(",\n  {\"name\": \"Record Window End\", \"ph\": \"i\", \"s\": \"g\", \"pid\": \"\", "
           "\"tid\": \"\", \"ts\": ", f);
     write_us(f, (int64_t)(window_end(m) - m->base_ns));

@@ -116,9 +116,11 @@ static int add_cpu_event(trace_model *m, cpu_kind kind, const char *name, uint32
     if (!copy)
         return lost(m);
     /* A clock hiccup must not become a negative duration in the JSON. */
-    m->cpu[m->n_cpu++] = (cpu_event){
+    m->cpu[m->n_cpu] = (cpu_event){
         .kind = kind, .name = copy, .tid = tid, .start_ns = start_ns,
-        .end_ns = end_ns < start_ns ? start_ns : end_ns, .parent = -1, .op = -1};
+        .end_ns = end_ns < start_ns ? start_ns : end_ns, .seq = m->n_cpu, .parent = -1,
+        .op = -1};
+    m->n_cpu++;
     return 0;
 }
 
@@ -167,21 +169,19 @@ void trace_model_set_api_filter(trace_model *m, bool all)
     m->all_api_calls = all;
 }
 
-/* The calls torch.profiler's Kineto records by callback id: kernel and graph launches, the
- * runtime's copy and memset family, synchronisations, stream waits, the driver's launches and
- * virtual-memory allocation calls; of the rest of the runtime, event records and waits (Kineto
- * drops only the noisiest calls, we keep those the chapters read). Plus allocations and
- * cuKernelGetAttribute, the attribute queries cuBLASLt makes before each of its launches, which
- * the chapters discuss. A name ending in '*' is a prefix. */
+/* A subset of what torch.profiler's Kineto records, chosen so that our trace of a program holds
+ * no call PyTorch's trace of the same program lacks. On the runtime side: kernel and graph
+ * launches, copies and memsets, synchronisations and stream waits (the calls Kineto draws an
+ * arrow from), event records and waits, allocations. On the driver side Kineto keeps only
+ * launches and the virtual-memory calls; the rest (cuBLASLt's cuKernelGetAttribute queries, ...)
+ * appears with --trace-api all. A name ending in '*' is a prefix. */
 static const char *const runtime_calls_kept[] = {
     "cudaLaunch*", "cudaGraphLaunch", "cudaMemcpy*", "cudaMemset*", "cudaMalloc*", "cudaFree*",
     "cudaHostAlloc", "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaStreamWaitEvent",
     "cudaEventRecord*", "cudaEventSynchronize", NULL};
 static const char *const driver_calls_kept[] = {
-    "cuLaunch*", "cuGraphLaunch", "cuMemcpy*", "cuMemset*", "cuMemAlloc*", "cuMemFree*",
-    "cuMemCreate", "cuMemMap", "cuMemUnmap", "cuMemRelease", "cuCtxSynchronize",
-    "cuStreamSynchronize", "cuStreamWaitEvent", "cuEventRecord*", "cuEventSynchronize",
-    "cuKernelGetAttribute", NULL};
+    "cuLaunchKernel", "cuLaunchKernelEx", "cuMemCreate", "cuMemMap", "cuMemUnmap", "cuMemRelease",
+    "cuMemExportToShareableHandle", "cuMemImportFromShareableHandle", NULL};
 
 bool trace_api_kept_by_default(trace_api_domain domain, const char *name)
 {
@@ -218,7 +218,8 @@ static bool in_window(const trace_model *m, uint64_t t)
 }
 
 /* Per thread in time order; an enclosing event sorts before what it encloses (same start:
- * the longer first, and a range before an API call). */
+ * the longer first, and a range before an API call; two ranges of the same start and end: the
+ * one added last, which ended last, so the outer one). */
 static int compare_cpu_events(const void *pa, const void *pb)
 {
     const cpu_event *a = pa, *b = pb;
@@ -228,7 +229,9 @@ static int compare_cpu_events(const void *pa, const void *pb)
         return a->start_ns < b->start_ns ? -1 : 1;
     if (a->end_ns != b->end_ns)
         return a->end_ns > b->end_ns ? -1 : 1;
-    return (a->kind != CPU_RANGE) - (b->kind != CPU_RANGE);
+    if (a->kind != b->kind)
+        return (a->kind != CPU_RANGE) - (b->kind != CPU_RANGE);
+    return (a->seq < b->seq) - (a->seq > b->seq);
 }
 
 static void drop_api_calls_outside_window(trace_model *m)
@@ -246,6 +249,25 @@ static void drop_api_calls_outside_window(trace_model *m)
 static bool encloses(const cpu_event *outer, const cpu_event *inner)
 {
     return outer->start_ns <= inner->start_ns && inner->end_ns <= outer->end_ns;
+}
+
+/* The range enclosing range `op`, -1 at the top. */
+static ptrdiff_t parent_op(const trace_model *m, ptrdiff_t op)
+{
+    ptrdiff_t parent = m->cpu[op].parent;
+    return parent >= 0 ? m->cpu[parent].op : -1;
+}
+
+/* The layer of range `i`, its parent already set: a step; a range with no enclosing range but
+ * steps (a program's own record_function); or an op, nested deeper. */
+static range_kind range_layer(const trace_model *m, ptrdiff_t i)
+{
+    if (trace_is_step_range(m->cpu[i].name))
+        return RANGE_STEP;
+    for (ptrdiff_t up = parent_op(m, i); up >= 0; up = parent_op(m, up))
+        if (m->cpu[up].layer != RANGE_STEP)
+            return RANGE_OP;
+    return RANGE_USER;
 }
 
 /* One pass with a stack per thread: the parent of an event is the innermost open event that
@@ -268,6 +290,7 @@ static int nest_cpu_events(trace_model *m)
         if (e->kind == CPU_RANGE) {
             e->op = (ptrdiff_t)i;
             e->external_id = next_external_id++;
+            e->layer = range_layer(m, (ptrdiff_t)i);
         } else {
             e->op = e->parent >= 0 ? m->cpu[e->parent].op : -1;
         }
@@ -294,13 +317,6 @@ static int compare_gpu_start(const void *pa, const void *pb)
 {
     const gpu_event *a = pa, *b = pb;
     return (a->rec.start_ns > b->rec.start_ns) - (a->rec.start_ns < b->rec.start_ns);
-}
-
-/* The range enclosing range `op`, -1 at the top. */
-static ptrdiff_t parent_op(const trace_model *m, ptrdiff_t op)
-{
-    ptrdiff_t parent = m->cpu[op].parent;
-    return parent >= 0 ? m->cpu[parent].op : -1;
 }
 
 /* Links each GPU activity to its launch call; GPU work whose launch was not recorded is kept
@@ -399,6 +415,42 @@ static bool extend_range_on_stream(trace_model *m, ptrdiff_t range, const gpu_ev
     return true;
 }
 
+/* GPU work in start order: each piece on the first lane of its stream that is free by its
+ * start. Work on one stream runs one piece after another, except a programmatic dependent
+ * launch, which starts while its predecessor still runs: it moves to a lane of its own. */
+static int assign_lanes(trace_model *m)
+{
+    typedef struct {
+        uint32_t device, stream;
+        int lane;
+        uint64_t end_ns;
+    } lane_end;
+    lane_end *ends = malloc((m->n_gpu + 1) * sizeof *ends);
+    if (!ends)
+        return -1;
+    size_t n_ends = 0;
+    for (size_t i = 0; i < m->n_gpu; i++) {
+        gpu_event *e = &m->gpu[i];
+        lane_end *free_lane = NULL;
+        int lanes = 0;
+        for (size_t j = 0; j < n_ends; j++) {
+            if (ends[j].device != e->rec.device || ends[j].stream != e->rec.stream)
+                continue;
+            lanes++;
+            if (ends[j].end_ns <= e->rec.start_ns && (!free_lane || ends[j].lane < free_lane->lane))
+                free_lane = &ends[j];
+        }
+        if (!free_lane) {
+            free_lane = &ends[n_ends++];
+            *free_lane = (lane_end){e->rec.device, e->rec.stream, lanes, 0};
+        }
+        e->lane = free_lane->lane;
+        free_lane->end_ns = e->rec.end_ns;
+    }
+    free(ends);
+    return 0;
+}
+
 static int link_gpu_work(trace_model *m)
 {
     correlation_entry *by_correlation = malloc((m->n_cpu + 1) * sizeof *by_correlation);
@@ -437,13 +489,18 @@ static int link_gpu_work(trace_model *m)
         launch->launched_gpu_work = true;
         if (launch->op >= 0)
             m->cpu[launch->op].self_cuda_ns += dur;
+        bool mirrored = false;
         for (ptrdiff_t op = launch->op; op >= 0; op = parent_op(m, op)) {
             m->cpu[op].cuda_total_ns += dur;
-            if (!extend_range_on_stream(m, op, &m->gpu[i]))
-                return -1;
+            /* Kineto mirrors the innermost user_annotation around the launch, and no step. */
+            if (!mirrored && m->cpu[op].layer == RANGE_USER) {
+                mirrored = true;
+                if (!extend_range_on_stream(m, op, &m->gpu[i]))
+                    return -1;
+            }
         }
     }
-    return 0;
+    return assign_lanes(m);
 }
 
 /* Overhead records (CUPTI's buffer requests, ...) are clipped to the window. */

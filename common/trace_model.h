@@ -3,9 +3,11 @@
  * trace_cupti.c fills a model from CUPTI activity records and from our CPU ranges; the tests
  * fill one by hand with synthetic records. Then:
  *   trace_model_build()    keeps what lies in the recording window, nests the CPU events per
- *                          thread, links each GPU activity to the API call that launched it
- *                          (by correlation id) and to the range around that call, and computes
- *                          the table and the per-kernel rows;
+ *                          thread and layers the ranges (steps, the program's ranges, ops),
+ *                          links each GPU activity to the API call that launched it (by
+ *                          correlation id) and to the range around that call, puts GPU work
+ *                          that overlaps earlier work of its stream on a lane of its own, and
+ *                          computes the table and the per-kernel rows;
  *   trace_model_write()    writes <base>.json (PyTorch profiler schema) and <base>.txt (the
  *                          key_averages() table), each under a temporary name, then renamed.
  *
@@ -95,9 +97,10 @@ int trace_model_add_overhead(trace_model *m, const char *name, uint64_t start_ns
  * they launched: the step timer's own calls. */
 int trace_model_add_hidden_span(trace_model *m, uint32_t tid, uint64_t start_ns, uint64_t end_ns);
 
-/* By default build keeps the API calls that torch.profiler records (launches, graph launches,
- * copies, memsets, synchronisations, allocations, event records and waits), the attribute
- * queries a cuBLASLt launch makes, and any call that launched GPU work; `all` keeps every call. */
+/* By default build keeps API calls that torch.profiler records too (runtime launches, graph
+ * launches, copies, memsets, synchronisations, allocations, event records and waits; driver
+ * launches and virtual-memory calls) and any call that launched GPU work; `all` keeps every
+ * call. */
 void trace_model_set_api_filter(trace_model *m, bool all);
 /* Whether build keeps the call `name` by default. */
 bool trace_api_kept_by_default(trace_api_domain domain, const char *name);

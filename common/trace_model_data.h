@@ -13,13 +13,21 @@
 
 typedef enum { CPU_RANGE, CPU_RUNTIME, CPU_DRIVER } cpu_kind;
 
+/* How a range is written, as PyTorch layers its profiler trace: the steps (ProfilerStep#N) and
+ * the ranges directly inside a step (or outside any step), a program's record_function, are
+ * user_annotation; ranges nested deeper are the ops, cpu_op. Only a user_annotation other than a
+ * step gets a gpu_user_annotation mirror. */
+typedef enum { RANGE_STEP, RANGE_USER, RANGE_OP } range_kind;
+
 /* A range of ours or an API call: both are slices on a CPU thread and nest there. */
 typedef struct {
     cpu_kind kind;
     char *name;
     uint32_t tid, cbid, correlation;
     uint64_t start_ns, end_ns;
+    size_t seq;          /* order of adding: a range is added when it ends, so inner first */
     /* set by build */
+    range_kind layer;    /* ranges only */
     ptrdiff_t parent;    /* the CPU event enclosing this one on its thread, -1 at top level */
     ptrdiff_t op;        /* the innermost range that is or encloses this event, -1 if none */
     int external_id;     /* ranges: 1, 2, ... in time order, PyTorch's "External id" */
@@ -28,10 +36,18 @@ typedef struct {
     bool launched_gpu_work;
 } cpu_event;
 
+/* The thread id of overlap lane k of stream s in the JSON: s + k * OVERLAP_LANE_TID_STEP, above
+ * every 32-bit stream id. */
+#define OVERLAP_LANE_TID_STEP (1LL << 32)
+
 typedef struct {
     trace_gpu_activity rec; /* rec.name is `name` */
     char *name;
     ptrdiff_t launch; /* the API call with the same correlation id, -1 if not recorded */
+    /* set by build: 0, or 1, 2, ... for work that starts before earlier work on its stream ends
+     * (a programmatic dependent launch): a lane of its own, so that no two slices of one lane
+     * overlap without nesting */
+    int lane;
 } gpu_event;
 
 typedef struct {
@@ -45,8 +61,8 @@ typedef struct {
     uint64_t start_ns, end_ns;
 } hidden_span;
 
-/* A range's mirror on one GPU stream: from the first to the last GPU work launched inside the
- * range on that stream, as Kineto's gpu_user_annotation. */
+/* A user_annotation's mirror on one GPU stream: from the first to the last GPU work launched
+ * inside the range on that stream, as Kineto's gpu_user_annotation. */
 typedef struct {
     ptrdiff_t range; /* index of the range in cpu */
     uint32_t device, stream;

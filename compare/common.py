@@ -410,9 +410,10 @@ def run(args, tag_of, make_forward, launches, record_name):
 # PyTorch and our traces name steps ProfilerStep#N; our traces before the Kineto schema wrote
 # ProfileStep#N, as the articles' prose does.
 STEP_NAME = re.compile(r"^Profiler?Step#(\d+)$")
-# A range on the host thread (user_annotation, or cpu_op in older traces) may have a mirror of the
-# same name on the GPU lane, spanning the GPU work it launched: ours mirror ProfilerStep#N too,
-# PyTorch's only record_function ranges. A mirror launches nothing: it is not a step.
+# A range on the host thread (user_annotation or cpu_op) may have a mirror of the same name on
+# the GPU lane, spanning the GPU work it launched: a record_function range in PyTorch's traces and
+# ours (traces of ours recorded before that layout mirror ProfilerStep#N too). A mirror launches
+# nothing: it is not a step.
 GPU_RANGE_CATS = ("gpu_user_annotation",)
 LAUNCH_CATS = ("cuda_runtime", "cuda_driver")
 GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")

@@ -7,10 +7,18 @@ Checked always: the top-level keys (schemaVersion, deviceProperties, baseTimeNan
 traceEvents, traceName); no event ends before it starts; the CPU lane's slices (ranges as
 user_annotation or cpu_op, cuda_runtime, cuda_driver) nest on each thread; the args PyTorch
 writes on kernels, copies and memsets; every 'f' flow has exactly one 's' with its id, at a
-launch call with that correlation, no later than the GPU work; every GPU activity has a flow from its launch; every 's' has an 'f'
-(unless --allow-unmatched-starts: PyTorch itself writes flows from cudaDeviceSynchronize);
-"External id" of GPU work matches that of its launch; each gpu_user_annotation mirrors a range
-of the same name and External id; lanes have names.
+launch call with that correlation, no later than the GPU work; every GPU activity has a flow
+from its launch; every 's' has an 'f' (unless --allow-unmatched-starts: PyTorch itself writes
+flows from cudaDeviceSynchronize); "External id" of GPU work matches that of its launch; each
+gpu_user_annotation mirrors a range of the same name and External id; lanes have names.
+
+--layered adds PyTorch's layering of a trace: ProfilerStep#N ranges are user_annotation and are
+not mirrored on the GPU; only user_annotation ranges are (cpu_op ops are not); a cpu_op carries
+all four input keys of "record_shapes" or none; of two slices of one lane with the same ts and
+dur the outer one is written first (a step before the range inside it, a user_annotation before
+a cpu_op, a range before an API call, a gpu_user_annotation before GPU work).
+--lanes-nest adds the nesting check to the GPU lanes: Perfetto draws a lane's slices as a stack
+and reports an error for two that overlap without nesting.
 
 Exit status: 0 all checks passed, 1 some failed (one line each), 2 unreadable or not JSON.
 """
@@ -29,8 +37,11 @@ KERNEL_ARGS = COMMON_GPU_ARGS + ("registers per thread", "shared memory", "grid"
 COPY_ARGS = COMMON_GPU_ARGS + ("bytes", "memory bandwidth (GB/s)")
 DEVICE_KEYS = ("id", "name", "totalGlobalMem", "computeMajor", "computeMinor", "numSms",
                "warpSize", "maxThreadsPerBlock")
+INPUT_KEYS = ("Concrete Inputs", "Input type", "Input Strides", "Input Dims")
 # ts and dur carry three decimals of a microsecond; allow for the float rounding of large ts.
 SLACK_US = 0.002
+# GPU work that overlaps earlier work of its stream sits on lane stream + k * 2^32 (k = 1, 2...)
+OVERLAP_LANE_STEP = 1 << 32
 
 
 class Checker:
@@ -71,11 +82,11 @@ def check_durations(events, c):
         c.expect(isinstance(e.get("name"), str), f"{describe(e)}: name is not a string")
 
 
-def check_nesting(events, c):
-    """On each CPU thread, slices either nest or follow one another: none straddles another's end."""
+def check_nesting(events, c, categories=CPU_CATEGORIES):
+    """On each lane, slices either nest or follow one another: none straddles another's end."""
     lanes = collections.defaultdict(list)
     for e in events:
-        if e.get("ph") == "X" and e.get("cat") in CPU_CATEGORIES:
+        if e.get("ph") == "X" and e.get("cat") in categories:
             lanes[(e["pid"], e["tid"])].append(e)
     for lane, slices in lanes.items():
         slices.sort(key=lambda e: (e["ts"], -e["dur"]))
@@ -88,6 +99,43 @@ def check_nesting(events, c):
                 c.expect(e["ts"] + e["dur"] <= outer["ts"] + outer["dur"] + SLACK_US,
                          f"{describe(e)} overlaps the end of {describe(outer)} on thread {lane}")
             open_slices.append(e)
+
+
+# Of two slices with the same ts and dur on one lane, the outer one: the lower rank.
+def outer_rank(e):
+    if e.get("cat") == "user_annotation":
+        return 0 if e.get("name", "").startswith("ProfilerStep#") else 1
+    return {"cpu_op": 2, "gpu_user_annotation": 0}.get(e.get("cat"), 3)
+
+
+def check_layering(trace, events, c):
+    steps_mirrored = sorted({e["name"] for e in events if e.get("cat") == "gpu_user_annotation"
+                             and e.get("name", "").startswith("ProfilerStep#")})
+    c.expect(not steps_mirrored, f"steps mirrored on the GPU: {steps_mirrored[:3]}")
+    for e in events:
+        if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#") \
+                and e.get("cat") in RANGE_CATEGORIES:
+            c.expect(e["cat"] == "user_annotation", f"{describe(e)}: a step that is not a user_annotation")
+    user = {(e["name"], e.get("args", {}).get("External id")) for e in events
+            if e.get("ph") == "X" and e.get("cat") == "user_annotation"}
+    for e in events:
+        if e.get("ph") == "X" and e.get("cat") == "gpu_user_annotation":
+            c.expect((e.get("name"), e.get("args", {}).get("External id")) in user,
+                     f"{describe(e)}: mirrors no user_annotation (an op's range is not mirrored)")
+    # PyTorch writes them on the ops that take inputs (aten::mm), not on its own steps of work
+    # (torch.compile's "Pregraph bytecode"): all four keys or none
+    for e in events:
+        if e.get("ph") == "X" and e.get("cat") == "cpu_op":
+            missing = [k for k in INPUT_KEYS if k not in e.get("args", {})]
+            c.expect(len(missing) in (0, len(INPUT_KEYS)), f"{describe(e)}: input keys without {missing}")
+    seen = collections.defaultdict(list)
+    for e in events:
+        if e.get("ph") == "X":
+            seen[(e["pid"], e["tid"], e["ts"], e["dur"])].append(e)
+    for same in seen.values():
+        ranks = [outer_rank(e) for e in same]
+        c.expect(ranks == sorted(ranks), f"{describe(same[0])}: slices of the same span written "
+                 f"inner first: {[e['name'][:30] for e in same]}")
 
 
 def check_gpu_args(events, c):
@@ -104,8 +152,11 @@ def check_gpu_args(events, c):
                 c.expect(isinstance(value, list) and len(value) == 3
                          and all(isinstance(v, int) and v > 0 for v in value),
                          f"{describe(e)}: '{key}' is not three positive integers: {value}")
-        c.expect(e.get("pid") == args.get("device") and e.get("tid") == args.get("stream"),
-                 f"{describe(e)}: lane (pid, tid) is not (device, stream)")
+        # a lane of its stream: the stream's own, or an overlap lane (stream + k * 2^32)
+        tid, stream = e.get("tid"), args.get("stream")
+        c.expect(e.get("pid") == args.get("device") and isinstance(tid, int) and isinstance(stream, int)
+                 and tid >= stream and (tid - stream) % OVERLAP_LANE_STEP == 0,
+                 f"{describe(e)}: lane (pid, tid) is not (device, a lane of its stream)")
 
 
 def check_flows(events, c, allow_unmatched_starts):
@@ -219,6 +270,11 @@ def main():
                         help="the same, the name given as the hex of its UTF-8 bytes")
     parser.add_argument("--allow-unmatched-starts", action="store_true",
                         help="accept 's' flows without 'f', as PyTorch writes for synchronisations")
+    parser.add_argument("--layered", action="store_true",
+                        help="PyTorch's layering: steps unmirrored, only user_annotation mirrored, "
+                             "cpu_op input keys, outer slices first")
+    parser.add_argument("--lanes-nest", action="store_true",
+                        help="the GPU lanes' slices nest too, as Perfetto needs")
     opts = parser.parse_args()
 
     try:
@@ -237,6 +293,10 @@ def main():
     check_durations(events, c)
     if not c.failures:  # the checks below rely on well-formed X events
         check_nesting(events, c)
+        if opts.lanes_nest:
+            check_nesting(events, c, GPU_CATEGORIES + ("gpu_user_annotation",))
+        if opts.layered:
+            check_layering(trace, events, c)
         check_gpu_args(events, c)
         check_flows(events, c, opts.allow_unmatched_starts)
         check_external_ids(events, c)

@@ -65,8 +65,8 @@ else
         label="02_linear trace --variant $v"
         if [ ! -f "$json" ]; then
             echo "FAIL $label: no $json"
-        elif python3 tests/check_trace_json.py --step-prefix ProfilerStep# --expect-kernels-per-step "$kernels" \
-                --require-categories user_annotation,gpu_user_annotation,kernel,cuda_runtime,ac2g "$json" >"$tmp/check" 2>&1; then
+        elif python3 tests/check_trace_json.py --layered --lanes-nest --step-prefix ProfilerStep# --expect-kernels-per-step "$kernels" \
+                --require-categories user_annotation,gpu_user_annotation,cpu_op,kernel,cuda_runtime,ac2g,Trace "$json" >"$tmp/check" 2>&1; then
             echo "PASS $label ($kernels kernels per step)"
         else
             echo "FAIL $label:"; head -5 "$tmp/check" | sed 's/^/  /'

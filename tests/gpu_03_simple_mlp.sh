@@ -49,8 +49,8 @@ elif [ "$rc" -ne 0 ] || [ ! -f "$json" ]; then
     echo "FAIL $label: exit $rc, no trace"; tail -3 "$tmp/log" | sed 's/^/  /'
 elif ! grep -q "ran 5 kernels" "$tmp/log"; then
     echo "FAIL $label: the trace pass did not count 5 kernels"; grep "kernels" "$tmp/log" | head -3 | sed 's/^/  /'
-elif python3 tests/check_trace_json.py --step-prefix ProfilerStep# --expect-kernels-per-step 5 \
-        --require-categories user_annotation,gpu_user_annotation,kernel,cuda_runtime,ac2g "$json" >"$tmp/check" 2>&1; then
+elif python3 tests/check_trace_json.py --layered --lanes-nest --step-prefix ProfilerStep# --expect-kernels-per-step 5 \
+        --require-categories user_annotation,gpu_user_annotation,cpu_op,kernel,cuda_runtime,ac2g,Trace "$json" >"$tmp/check" 2>&1; then
     echo "PASS $label (5 kernels per step)"
 else
     echo "FAIL $label:"; head -5 "$tmp/check" | sed 's/^/  /'

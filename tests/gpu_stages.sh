@@ -37,8 +37,8 @@ trace_case() {
         echo "SKIP $label: $(grep -m1 waived "$tmp/log")"
     elif [ "$rc" -ne 0 ] || [ ! -f "$tmp/trace/64_bf16_cold_$variant.json" ]; then
         echo "FAIL $label: exit $rc, no trace"; tail -3 "$tmp/log" | sed 's/^/  /'
-    elif python3 tests/check_trace_json.py --step-prefix ProfilerStep# --expect-kernels-per-step "$kernels" \
-            --require-categories user_annotation,gpu_user_annotation,kernel,cuda_runtime,ac2g "$tmp/trace/64_bf16_cold_$variant.json" >"$tmp/check" 2>&1; then
+    elif python3 tests/check_trace_json.py --layered --lanes-nest --step-prefix ProfilerStep# --expect-kernels-per-step "$kernels" \
+            --require-categories user_annotation,gpu_user_annotation,cpu_op,kernel,cuda_runtime,ac2g,Trace "$tmp/trace/64_bf16_cold_$variant.json" >"$tmp/check" 2>&1; then
         echo "PASS $label ($kernels kernels per step)"
     else
         echo "FAIL $label:"; head -5 "$tmp/check" | sed 's/^/  /'
@@ -47,6 +47,20 @@ trace_case() {
 trace_case eager 2
 trace_case addmm 1
 trace_case fused 1
+
+# PROF_TRACE_PASS in the environment does not make a run its own trace pass: the run times its
+# steps and reports them, then writes its trace from a trace pass of its own.
+if [ -x bin/01_matmul_add ]; then
+    PROF_TRACE_PASS=1 bin/01_matmul_add --no-plot --no-check --out "$tmp/env" >"$tmp/log" 2>&1
+    rc=$?
+    if [ "$rc" -eq 2 ]; then
+        echo "SKIP 01_matmul_add PROF_TRACE_PASS=1: $(grep -m1 waived "$tmp/log")"
+    elif [ "$rc" -eq 0 ] && grep -q "^== 64_bf16_cold_eager" "$tmp/log" && [ -f "$tmp/env/64_bf16_cold_eager.json" ]; then
+        echo "PASS 01_matmul_add PROF_TRACE_PASS=1: an ordinary run, report and trace"
+    else
+        echo "FAIL 01_matmul_add PROF_TRACE_PASS=1: exit $rc: $(head -3 "$tmp/log")"
+    fi
+fi
 
 # Shapes that cannot fit in device memory are refused before anything is allocated, with the
 # bytes needed and free (exit 1, one line).

@@ -3,11 +3,11 @@
 "kernels per step" columns, on real traces of ours and on a trace laid out as PyTorch writes one.
 
 A step is the ProfilerStep#N range on the host thread; its GPU work is what the runtime and
-driver calls inside that range launched (by correlation id), wherever and whenever it ran. Our
-traces carry a gpu_user_annotation mirror of every range on the GPU lane, ProfilerStep#N
-included, under the same name (PyTorch's mirror their record_function ranges only): counted as
-a step, a mirror launched nothing, and half the "steps" came out empty (0-N kernels, the median
-kernel time halved, no kernel names listed).
+driver calls inside that range launched (by correlation id), wherever and whenever it ran. The
+committed traces of ours carry a gpu_user_annotation mirror of every range on the GPU lane,
+ProfilerStep#N included, under the same name (PyTorch's and ours of today mirror the program's
+record_function range only): counted as a step, a mirror launched nothing, and half the "steps"
+came out empty (0-N kernels, the median kernel time halved, no kernel names listed).
 
 Expected figures are read off the H200 traces (per-kernel durations, the trace's own table):
   - 03 at the article's shape: 5 kernels and 2 memsets per step, 229.345, 228.321 and 227.681 us

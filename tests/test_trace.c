@@ -12,10 +12,12 @@
  *   before the window: a warm-up cudaLaunchKernel [-50, -45] and its kernel, to be dropped
  *
  * With TEST_TRACE_KEEP_DIR=<dir> in the environment it also leaves the synthetic step in that
- * directory as synthetic_step.json and .txt, for a reader of PyTorch traces to load
- * (tests/test_hta.py).
+ * directory as synthetic_step.json and .txt, and the step of edge_cases() below as
+ * edge_cases.json and .txt, for readers of PyTorch traces to load (tests/test_hta.py,
+ * tests/test_trace_schema.py).
  */
 #include "harness.h"
+#include "prof.h"
 #include "trace.h"
 #include "trace_model.h"
 
@@ -328,8 +330,8 @@ static int test_kernel_ops(void)
 }
 
 /* One step: the step timer's cudaEventRecord and a kernel it launches inside a hidden span, a
- * cudaGetDevice and a cudaStreamIsCapturing (not kept by default), a cuKernelGetAttribute (kept:
- * the chapters discuss it) and a launch. Two steps' rows become one ProfilerStep* row. */
+ * cudaGetDevice, a cudaStreamIsCapturing and a cuKernelGetAttribute (none of them in PyTorch's
+ * traces) and a launch. Two steps' rows become one ProfilerStep* row. */
 static trace_model *filtered_steps(bool all_calls)
 {
     trace_model *m = trace_model_new("test_trace", 1);
@@ -362,14 +364,12 @@ static trace_model *filtered_steps(bool all_calls)
 static int test_api_filter(void)
 {
     static const char *const dropped[] = {"cudaEventRecord", "step_gate_wait", "cudaGetDevice",
-                                          "cudaStreamIsCapturing"};
+                                          "cudaStreamIsCapturing", "cuKernelGetAttribute"};
     trace_model *m = filtered_steps(false);
     EXPECT(m, "model");
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         EXPECT(!row_named(m, dropped[i]), "%s dropped by default", dropped[i]);
-    const trace_table_row *r = row_named(m, "cuKernelGetAttribute");
-    EXPECT(r && r->calls == 2, "cuKernelGetAttribute kept");
-    r = row_named(m, "ProfilerStep*");
+    const trace_table_row *r = row_named(m, "ProfilerStep*");
     EXPECT(r && r->calls == 2 && near(r->cuda_total_us, 20), "one ProfilerStep* row of 2 calls");
     EXPECT(!row_named(m, "ProfilerStep#0"), "no row per step");
     int kernels = -1, copies = -1, sets = -1;
@@ -379,7 +379,8 @@ static int test_api_filter(void)
 
     m = filtered_steps(true);
     EXPECT(m, "model");
-    EXPECT(row_named(m, "cudaGetDevice") && row_named(m, "cudaStreamIsCapturing"),
+    EXPECT(row_named(m, "cudaGetDevice") && row_named(m, "cudaStreamIsCapturing") &&
+               row_named(m, "cuKernelGetAttribute"),
            "every call kept with the filter off");
     EXPECT(!row_named(m, "cudaEventRecord") && !row_named(m, "step_gate_wait"),
            "the step timer's calls and work stay hidden with the filter off");
@@ -389,9 +390,62 @@ static int test_api_filter(void)
                trace_api_kept_by_default(TRACE_API_RUNTIME, "cudaMemcpy2DAsync") &&
                trace_api_kept_by_default(TRACE_API_RUNTIME, "cudaGraphLaunch") &&
                trace_api_kept_by_default(TRACE_API_DRIVER, "cuLaunchKernel") &&
+               trace_api_kept_by_default(TRACE_API_DRIVER, "cuLaunchKernelEx") &&
                !trace_api_kept_by_default(TRACE_API_RUNTIME, "cudaGetLastError") &&
-               !trace_api_kept_by_default(TRACE_API_DRIVER, "cuKernelGetName"),
+               !trace_api_kept_by_default(TRACE_API_DRIVER, "cuKernelGetAttribute") &&
+               !trace_api_kept_by_default(TRACE_API_DRIVER, "cuKernelGetName") &&
+               !trace_api_kept_by_default(TRACE_API_DRIVER, "cuLaunchKernelExtra"),
            "the allow-list by name");
+    return 0;
+}
+
+/* Where layering and lanes are easy to get wrong, in one step (thread 100, stream 7):
+ *
+ *   ProfilerStep#5 [0, 60] and decode [0, 60]: the same start and end (added inner first, as
+ *                  ranges end); decode is the program's own range, so the only one mirrored
+ *     gate [1, 20]  cudaLaunchKernel [2, 3]        -> decode_gate_up [10, 30]
+ *     down [21, 40] cudaLaunchKernelExC [22, 23]   -> decode_down [28, 45], launched early
+ *                                                     (programmatic dependent launch): it
+ *                                                     overlaps decode_gate_up
+ *   after the forward, in the step only: cudaLaunchKernel [61, 62] -> tail [70, 71], under no
+ *   range but the step, so mirrored nowhere
+ */
+static trace_model *edge_cases(void)
+{
+    trace_model *m = trace_model_new("test_trace", 4242);
+    if (!m)
+        return NULL;
+    trace_model_set_window(m, AT_US(0), AT_US(80));
+    add_range(m, "gate", 1, 20);
+    add_range(m, "down", 21, 40);
+    add_range(m, "decode", 0, 60);
+    add_range(m, "ProfilerStep#5", 0, 60);
+    add_range(m, "ProfilerStep#6", 60.5, 63);
+    add_call(m, TRACE_API_RUNTIME, "cudaLaunchKernel", 1, 2, 3);
+    add_call(m, TRACE_API_RUNTIME, "cudaLaunchKernelExC", 2, 22, 23);
+    add_call(m, TRACE_API_RUNTIME, "cudaLaunchKernel", 3, 61, 62);
+    add_kernel(m, "decode_gate_up", 1, 10, 30);
+    add_kernel(m, "decode_down", 2, 28, 45);
+    add_kernel(m, "tail", 3, 70, 71);
+    if (trace_model_build(m) != 0) {
+        trace_model_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+static int test_edge_cases_table(void)
+{
+    trace_model *m = edge_cases();
+    EXPECT(m, "edge-case model built");
+    const trace_table_row *step = row_named(m, "ProfilerStep*"), *decode = row_named(m, "decode");
+    EXPECT(step && step->calls == 2 && near(step->cpu_total_us, 62.5), "two steps, 62.5 us");
+    /* decode encloses gate and down: the steps hold decode and the last launch */
+    EXPECT(near(step->self_cpu_us, 62.5 - 60 - 1), "step self CPU %.3f", step->self_cpu_us);
+    EXPECT(decode, "a row for decode");
+    EXPECT(near(decode->self_cpu_us, 60 - 19 - 19) && near(decode->cuda_total_us, 37),
+           "decode: self CPU %.3f, CUDA total %.3f", decode->self_cpu_us, decode->cuda_total_us);
+    trace_model_free(m);
     return 0;
 }
 
@@ -408,7 +462,7 @@ static int test_json_checked_by_python(void)
         SKIP("python3 not found");
     char dir[] = "/tmp/test_trace_XXXXXX";
     EXPECT(mkdtemp(dir), "mkdtemp");
-    char base[64], json[80], txt[80], cmd[512];
+    char base[64], json[80], txt[80], cmd[768];
     snprintf(base, sizeof base, "%s/64_bf16", dir);
     snprintf(json, sizeof json, "%s.json", base);
     snprintf(txt, sizeof txt, "%s.txt", base);
@@ -428,10 +482,10 @@ static int test_json_checked_by_python(void)
     for (size_t i = 0; hostile_name[i]; i++)
         snprintf(hex + 2 * i, 3, "%02x", (unsigned char)hostile_name[i]);
     snprintf(cmd, sizeof cmd,
-             "python3 tests/check_trace_json.py '%s' --expect-kernels-per-step 2 "
-             "--require-categories user_annotation,gpu_user_annotation,cuda_runtime,cuda_driver,"
-             "kernel,gpu_memcpy,gpu_memset,overhead,ac2g --expect-name ProfilerStep#2 --expect-name '%s' "
-             "--expect-name-hex %s",
+             "python3 tests/check_trace_json.py '%s' --expect-kernels-per-step 2 --layered "
+             "--lanes-nest --require-categories user_annotation,gpu_user_annotation,cpu_op,"
+             "cuda_runtime,cuda_driver,kernel,gpu_memcpy,gpu_memset,overhead,ac2g,Trace "
+             "--expect-name ProfilerStep#2 --expect-name '%s' --expect-name-hex %s",
              json, demangled_name, hex);
     int rc = system(cmd);
     EXPECT(rc == 0, "check_trace_json.py failed (status %d): %s", rc, cmd);
@@ -536,6 +590,28 @@ static int test_open_without_gpu(void)
     return 0;
 }
 
+/* The trace pass is what its parent's flag says, never what the environment says: a flag naming
+ * another process is left for the flag parser to refuse, the parent's is taken away. */
+static int test_trace_pass_flag(void)
+{
+    setenv("PROF_TRACE_PASS", "1", 1);
+    EXPECT(!prof_is_trace_pass(), "PROF_TRACE_PASS=1 in the environment makes no trace pass");
+    unsetenv("PROF_TRACE_PASS");
+    char prog[] = "stage", other[64], flag[64], variant[] = "--variant=eager";
+    snprintf(other, sizeof other, "--trace-pass-of=%ld", (long)getppid() + 1);
+    char *argv[] = {prog, other, variant, NULL};
+    int argc = 3;
+    prof_take_trace_pass_flag(&argc, argv);
+    EXPECT(argc == 3 && argv[1] == other && !prof_is_trace_pass(),
+           "a flag naming another process is left in place");
+    snprintf(flag, sizeof flag, "--trace-pass-of=%ld", (long)getppid());
+    argv[1] = flag;
+    prof_take_trace_pass_flag(&argc, argv);
+    EXPECT(argc == 2 && argv[1] == variant && argv[2] == NULL && prof_is_trace_pass(),
+           "the parent's flag taken away: argc %d, argv[1] %s", argc, argv[1]);
+    return 0;
+}
+
 /* Only with TEST_TRACE_KEEP_DIR set: the synthetic step written there and left in place. */
 static int test_keep_synthetic_trace(void)
 {
@@ -546,6 +622,12 @@ static int test_keep_synthetic_trace(void)
     trace_model *m = synthetic_step();
     EXPECT(m, "synthetic model built");
     int written = trace_model_write(m, base, 0);
+    trace_model_free(m);
+    EXPECT(written == 0, "trace_model_write(%s) returned %d", base, written);
+    snprintf(base, sizeof base, "%s/edge_cases", dir);
+    m = edge_cases();
+    EXPECT(m, "edge-case model built");
+    written = trace_model_write(m, base, 0);
     trace_model_free(m);
     EXPECT(written == 0, "trace_model_write(%s) returned %d", base, written);
     return 0;
@@ -559,10 +641,12 @@ int main(void)
     TEST_RUN(test_kernel_rows_and_ranges);
     TEST_RUN(test_kernel_ops);
     TEST_RUN(test_api_filter);
+    TEST_RUN(test_edge_cases_table);
     TEST_RUN(test_json_checked_by_python);
     TEST_RUN(test_checker_rejects_broken_trace);
     TEST_RUN(test_open_under_another_tool);
     TEST_RUN(test_open_without_gpu);
+    TEST_RUN(test_trace_pass_flag);
     if (getenv("TEST_TRACE_KEEP_DIR"))
         TEST_RUN(test_keep_synthetic_trace);
     TEST_EXIT();

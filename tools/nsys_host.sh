@@ -1,23 +1,44 @@
 #!/usr/bin/env bash
-# tools/nsys_host.sh [--target-pack]
-#   Unpacks Nsight Systems 2023.4.4 (Debian's non-free `nsight-systems` and
-#   `nsight-systems-target`) into a private prefix, without installing anything system-wide:
-#   the `nsys` CLI (stats, export, and profile where a GPU is) and QdstrmImporter, which turns a
-#   raw .qdstrm into a .nsys-rep on a machine without a GPU. Prints the prefix's bin directory
-#   on its last line (nsys and QdstrmImporter are there). Idempotent: a second call only checks.
-#   --target-pack  also writes the recorder alone (target-linux-x64, without the CUPTI builds for
-#                  CUDA 10 and 11) as one .tar.xz under .nsys/target/, small enough to carry to
-#                  a GPU machine and unpack there (tools/nsys_h200.sh does).
-# The packages come from Debian's "trixie" suite through a private apt configuration (own sources
-# list, state and cache under the prefix) pointing at the mirror this system already uses; the one
-# library the host side needs that is not on a Debian 12 system (libssh) comes from that system's
-# own suite, extracted likewise.
-# Environment: NSYS_HOST_PREFIX (default .nsys/host in the repository).
+# tools/nsys_host.sh [--experimental] [--target-pack]
+#   Unpacks Nsight Systems (Debian's non-free `nsight-systems` and `nsight-systems-target`) into a
+#   private prefix, without installing anything system-wide: the `nsys` CLI (stats, export, and
+#   profile where a GPU is) and QdstrmImporter, which turns a raw .qdstrm into a .nsys-rep on a
+#   machine without a GPU. Prints the prefix's bin directory on its last line (nsys and
+#   QdstrmImporter are there). Idempotent: a second call only checks.
+#   (default)       2023.4.4, from Debian's "trixie" suite, into .nsys/host
+#   --experimental  2024.2.3, from Debian's "experimental" suite, into .nsys/host-2024: a newer
+#                   importer (it knows the CUDA API up to 12.5), with the Arrow and Parquet
+#                   libraries of the same build that its host side needs
+#   --target-pack   also writes the recorder alone (target-linux-x64, without the CUPTI builds for
+#                   CUDA 10 and 11) as one .tar.xz under .nsys/target/, small enough to carry to
+#                   a GPU machine and unpack there (tools/nsys_h200.sh and tools/h200_fixtures.sh
+#                   do).
+# The packages come through a private apt configuration (own sources list, state and cache under
+# the prefix) pointing at the mirror this system already uses; the one library the host side
+# needs that is not on a Debian 12 system (libssh) comes from that system's own suite, extracted
+# likewise. The packages declare a newer C library than Debian 12's; the binaries run on it.
+# Environment: NSYS_HOST_PREFIX (default as above).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-prefix=${NSYS_HOST_PREFIX:-$repo/.nsys/host}
-pack=0
-[ "${1:-}" = "--target-pack" ] && pack=1
+suite=trixie pack=0
+for arg in "$@"; do
+    case $arg in
+    --experimental) suite=experimental ;;
+    --target-pack) pack=1 ;;
+    *) echo "nsys_host: error: unknown option '$arg'" >&2; exit 1 ;;
+    esac
+done
+if [ "$suite" = experimental ]; then
+    prefix=${NSYS_HOST_PREFIX:-$repo/.nsys/host-2024}
+    # experimental's Release file may carry a Valid-Until already past here; its signature is
+    # still checked
+    apt_options=(-o Acquire::Check-Valid-Until=false)
+    host_libs=(libarrow500 libparquet500)
+else
+    prefix=${NSYS_HOST_PREFIX:-$repo/.nsys/host}
+    apt_options=()
+    host_libs=()
+fi
 
 say() { echo "nsys_host: $*" >&2; }
 die() { echo "nsys_host: error: $*" >&2; exit 1; }
@@ -44,7 +65,7 @@ if ! works; then
     mkdir -p "$apt"/etc/apt.conf.d "$apt"/etc/preferences.d "$apt"/etc/sources.list.d \
              "$apt"/state/lists/partial "$apt"/cache/archives/partial "$prefix/debs"
     touch "$apt/state/status"
-    echo "deb [signed-by=$keyring] $mirror trixie main contrib non-free" >"$apt/etc/sources.list"
+    echo "deb [signed-by=$keyring] $mirror $suite main contrib non-free" >"$apt/etc/sources.list"
     cat >"$apt/apt.conf" <<CONF
 Dir::Etc "$apt/etc";
 Dir::Etc::sourcelist "$apt/etc/sources.list";
@@ -58,16 +79,18 @@ APT::Architecture "amd64";
 APT::Architectures "amd64";
 APT::Sandbox::User "root";
 CONF
-    say "private apt: trixie non-free from the system's mirror"
-    APT_CONFIG=$apt/apt.conf apt-get -q update >"$prefix/apt-update.log" 2>&1 ||
+    say "private apt: $suite non-free from the system's mirror"
+    APT_CONFIG=$apt/apt.conf apt-get -q "${apt_options[@]}" update >"$prefix/apt-update.log" 2>&1 ||
+        { cat "$prefix/apt-update.log" >&2; die "apt-get update (private configuration) failed"; }
+    grep -q "^E:" "$prefix/apt-update.log" &&
         { cat "$prefix/apt-update.log" >&2; die "apt-get update (private configuration) failed"; }
     (cd "$prefix/debs" &&
-        APT_CONFIG=$apt/apt.conf apt-get -q download nsight-systems nsight-systems-target &&
+        APT_CONFIG=$apt/apt.conf apt-get -q "${apt_options[@]}" download nsight-systems \
+            nsight-systems-target "${host_libs[@]}" &&
         apt-get -q -o APT::Sandbox::User=root download libssh-4) >"$prefix/apt-download.log" 2>&1 ||
         { cat "$prefix/apt-download.log" >&2; die "apt-get download failed"; }
     rm -rf "$root"
-    for deb in "$prefix"/debs/nsight-systems_*.deb "$prefix"/debs/nsight-systems-target_*.deb \
-               "$prefix"/debs/libssh-4_*.deb; do
+    for deb in "$prefix"/debs/*.deb; do
         say "unpacking $(basename "$deb")"
         dpkg -x "$deb" "$root"
     done
@@ -79,6 +102,11 @@ CONF
     mkdir -p "$host/python/lib"
     for m in nsysstats.py gpustats.py kernel_helper.py; do
         ln -sfn "../../../../x86_64-linux-gnu/nsight-systems/target-linux-x64/python/lib/$m" "$host/python/lib/$m"
+    done
+    # The host side finds its libraries beside itself ($ORIGIN), as it finds libssh: the Arrow and
+    # Parquet libraries of 2024.2.3 go there too.
+    for l in "$lib"/x86_64-linux-gnu/libarrow.so.* "$lib"/x86_64-linux-gnu/libparquet.so.*; do
+        [ -e "$l" ] && ln -sfn "../../x86_64-linux-gnu/$(basename "$l")" "$host/$(basename "$l")"
     done
     mkdir -p "$prefix/bin"
     ln -sfn ../root/usr/lib/nsight-systems/bin/nsys "$prefix/bin/nsys"
