@@ -210,10 +210,18 @@ static stage_opt opts[] = {
      "layout, then exit (no GPU)", FLAG_SWITCH},
 };
 
+/* --explain-views prints the example and exits, on the CPU: a flag of a run given with it would
+ * do nothing, so it is refused by name. */
 static int explain_views(const common_args *a)
 {
-    (void)a;
     if (!explain) return -1;
+    const char *ignored = cli_given_name(a, ~0u);
+    if (!ignored && (a->given_own & 1u)) ignored = opts[0].name; /* --batch: the views have no rows of x */
+    if (ignored) {
+        program_error("--explain-views does not take --%s (it prints the 3x2 example and W^T's layout, then exits: "
+                      "no run, no files)", ignored);
+        return EXIT_BAD_INPUT;
+    }
     linear_explain_views((size_t)in_dim, (size_t)out_dim);
     return 0;
 }
