@@ -129,8 +129,8 @@ static stage_opt opts[] = {
 
 static int validate(const common_args *a, int v, char *why, size_t len)
 {
-    (void)a, (void)v;
-    return matmul_add_validate((size_t)size, (size_t)batch, why, len);
+    (void)v;
+    return matmul_add_validate((size_t)size, (size_t)batch, a->dtype, why, len);
 }
 static void *setup(const common_args *a, size_t swept)
 {

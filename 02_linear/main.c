@@ -225,6 +225,11 @@ static int explain_views(const common_args *a)
     linear_explain_views((size_t)in_dim, (size_t)out_dim);
     return 0;
 }
+static int validate(const common_args *a, int v, char *why, size_t len)
+{
+    (void)v;
+    return linear_validate(a->dtype, (size_t)batch, (size_t)in_dim, (size_t)out_dim, why, len);
+}
 static void *setup(const common_args *a, size_t swept)
 {
     return linear_setup(a->dtype, swept ? swept : (size_t)batch, (size_t)in_dim, (size_t)out_dim, a->seed);
@@ -238,7 +243,7 @@ int main(int argc, char **argv)
 {
     const stage_def def = {
         .name = "02_linear", .summary = "y = x W^T + b with W stored [out_dim, in_dim] (nn.Linear, part 2 of the articles)",
-        .variants = variants, .n_variants = 4, .opts = opts, .n_opts = 4, .no_gpu_action = explain_views,
+        .variants = variants, .n_variants = 4, .opts = opts, .n_opts = 4, .no_gpu_action = explain_views, .validate = validate,
         .setup = setup, .teardown = linear_free, .check = linear_check, .tolerance = dtype_tolerance,
         .flops = linear_flops, .min_bytes = linear_min_bytes, .variant_bytes = linear_variant_bytes,
         .tag = linear_tag, .stream = linear_stream, .arrays = linear_arrays, .describe = linear_describe,

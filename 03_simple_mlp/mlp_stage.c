@@ -17,7 +17,7 @@ stage_opt mlp_opts[4] = {
 
 int mlp_stage_validate(const common_args *a, int variant, char *why, size_t len)
 {
-    (void)a, (void)variant;
+    (void)variant;
     size_t tokens, bytes;
     if (size_mul_ok((size_t)mlp_batch, (size_t)mlp_seq, &tokens) || tokens > INT_MAX) {
         snprintf(why, len, "batch %lld x seq %lld tokens: cuBLAS takes at most %d rows", mlp_batch, mlp_seq, INT_MAX);
@@ -27,7 +27,10 @@ int mlp_stage_validate(const common_args *a, int variant, char *why, size_t len)
         snprintf(why, len, "tokens %zu x hidden %lld: the intermediates overflow", tokens, mlp_hidden);
         return 1;
     }
-    return 0;
+    /* --sweep's token counts are checked with the GPU, size by size: here only its smallest */
+    const size_t shape_tokens = a->sweep ? 1 : tokens;
+    return size_device_check(mlp_device_bytes(a->dtype, shape_tokens, (size_t)mlp_dim, (size_t)mlp_hidden),
+                             mlp_device_buffers, why, len);
 }
 
 void *mlp_stage_setup(const common_args *a, size_t tokens)

@@ -46,6 +46,7 @@
 #include "gpu.h"
 #include "out.h"
 #include "program.h"
+#include "size.h"
 
 enum { FORWARDS = 200, REPEATS = 3 };
 
@@ -112,6 +113,11 @@ int main(int argc, char **argv)
     char why[256];
     if (!decode_supported(t, (size_t)tokens, (size_t)dim, (size_t)hidden, why, sizeof why)) {
         program_error("decode kernels: %s", why);
+        return EXIT_BAD_INPUT;
+    }
+    if (size_device_check(mlp_device_bytes(t, (size_t)tokens, (size_t)dim, (size_t)hidden), mlp_device_buffers, why,
+                          sizeof why)) {
+        program_error("%s", why);
         return EXIT_BAD_INPUT;
     }
     if (csv && out_file_check("--csv", csv) != 0) return EXIT_BAD_INPUT; /* refused now, not after the run */
