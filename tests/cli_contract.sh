@@ -4,6 +4,7 @@
 # problem; without a GPU a valid command exits 2 with one "waived" line.
 # Usage: tests/cli_contract.sh bin/<stage>
 set -u
+# shellcheck source=tests/lib_cli.sh
 . "$(dirname "$0")/lib_cli.sh"
 bin=$1
 name=$(basename "$bin")
@@ -24,8 +25,7 @@ expect() {  # expect LABEL STATUS NEEDLE ARGS...: exit status STATUS, one stderr
     fi
 }
 
-"$bin" --help >"$out" 2>"$err"
-if [ $? -eq 0 ] && grep -q -- "--variant" "$out" && grep -q -- "--dtype" "$out" && grep -q -- "--steps" "$out"; then
+if "$bin" --help >"$out" 2>"$err" && grep -q -- "--variant" "$out" && grep -q -- "--dtype" "$out" && grep -q -- "--steps" "$out"; then
     echo "PASS $name help"
 else
     echo "FAIL $name help: --help must exit 0 and list the flags"

@@ -6,7 +6,7 @@
 # check). Then the trace pass (5 kernels per step), --dump, --sweep, and impossible shapes.
 # Without a usable GPU each case is reported as SKIP with the reason the program gave.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 . tests/lib_gpu_case.sh
 stage=03_simple_mlp
 [ -x "bin/$stage" ] || { echo "SKIP $stage: bin/$stage not built (make $stage)"; exit 0; }

@@ -6,7 +6,7 @@
 # fp32 or dim not a multiple of 8; decode: fp32 or more than 16 tokens) says so in one line: SKIP.
 # Without a usable GPU each case is reported as SKIP with the reason the program gave.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 . tests/lib_gpu_case.sh
 stage=04_fused_mlp
 [ -x "bin/$stage" ] || { echo "SKIP $stage: bin/$stage not built (make $stage)"; exit 0; }

@@ -3,7 +3,7 @@
 # against the CPU reference in double (outputs poisoned with NaN first; exit 1 on a failed check).
 # Without a usable GPU each case is reported as SKIP with the reason the stage gave.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 . tests/lib_gpu_case.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

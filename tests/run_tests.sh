@@ -7,7 +7,7 @@
 #   TEST: an executable, or a tests/*.py script run by python3 (SKIP when python3 is missing)
 # Exit status: 0 only when nothing failed (a crashed binary counts as a failure).
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 pass=0 fail=0 skip=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

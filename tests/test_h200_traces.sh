@@ -4,7 +4,7 @@
 # the stage says it launches, a flow from every launch to its GPU work, properly nested ranges,
 # no event ending before it starts. A change to the checker that rejects real traces fails here.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 r=docs/results/h200-2026-11-30/traces
 if ! command -v python3 >/dev/null; then echo "SKIP h200_traces: python3 not found"; exit 0; fi
 while read -r trace kernels; do
