@@ -113,8 +113,10 @@ bin/tests/gpu_%: $(BUILD)/tests/gpu_%.o $(COMMON_OBJ) $(STAGE_LIB_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS)
 
 # tests/gpu_*.sh drive the stage programs themselves on a GPU (SKIP without one).
-# make test: every CPU test, and on a GPU every GPU test at one dtype and small shapes (about two
-# minutes on an H200). make test-full: every dtype, the big shapes, and PyTorch side by side.
+# make test: every CPU test, and on a GPU every GPU test at one dtype and small shapes, 04's rungs
+# checked in one run of the whole ladder per shape. make test-full adds every dtype, each rung in
+# a run of its own, the big shapes, 03's sweep, and PyTorch side by side (TEST_LEVEL picks; each
+# tests/gpu_*.sh says what it leaves to test-full).
 GPU_SCRIPTS := $(wildcard tests/gpu_*.sh)
 GPU_SCRIPTS_QUICK := $(filter-out tests/gpu_compare.sh,$(GPU_SCRIPTS))
 TEST_PROGRAMS := $(CPU_TESTS) $(GPU_TESTS) $(addprefix bin/,$(BUILT_STAGES)) bin/decode_timeline

@@ -29,8 +29,8 @@ uri=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk -v rel="$codename"
     /^$/       { uri = "" }
     END        { print found }')
 if [ -z "$uri" ]; then
-    uri=$(cat /etc/apt/sources.list 2>/dev/null | awk -v rel="$codename" '
-        $1 == "deb" { sub(/\[[^]]*\] */, ""); if ($3 == rel) { print $2; exit } }')
+    uri=$(awk -v rel="$codename" '
+        $1 == "deb" { sub(/\[[^]]*\] */, ""); if ($3 == rel) { print $2; exit } }' /etc/apt/sources.list 2>/dev/null)
 fi
 [ -n "$uri" ] || { echo "cuda-12.4.sh: error: no Debian archive for $codename in /etc/apt" >&2; exit 1; }
 

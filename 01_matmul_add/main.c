@@ -134,9 +134,8 @@ static const stage_opt opts[] = {
 
 static int validate(const void *flags, const common_args *a, char *why, size_t len)
 {
-    (void)a;
     const matmul_add_flags *f = flags;
-    return matmul_add_validate((size_t)f->size, (size_t)f->batch, why, len);
+    return matmul_add_validate((size_t)f->size, (size_t)f->batch, a->dtype, why, len);
 }
 static size_t size_of(const void *flags) { return (size_t)((const matmul_add_flags *)flags)->size; }
 static void *setup(const common_args *a, void *flags, size_t size)

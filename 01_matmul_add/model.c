@@ -9,14 +9,17 @@
 #include "ref.h"
 #include "size.h"
 
-int matmul_add_validate(size_t n, size_t batch, char *why, size_t len)
+/* What matmul_add_setup asks the GPU for: five buffers and 32 MB for cuBLAS. */
+static const char buffers[] = "x, w, b, y and the temporary";
+
+int matmul_add_validate(size_t n, size_t batch, dtype_t t, char *why, size_t len)
 {
     size_t e, bytes;
     if (size_mul_ok(n, n, &e) || size_mul_ok(e, batch, &e) || size_mul_ok(e, 5 * sizeof(float), &bytes)) {
         snprintf(why, len, "batch %zu x size %zu x size %zu: the buffers overflow", batch, n, n);
         return 1;
     }
-    return 0;
+    return size_device_check(5.0 * (double)e * (double)dtype_size(t) + (32u << 20), buffers, why, len);
 }
 
 matmul_add *matmul_add_setup(dtype_t t, size_t n, int batch, uint64_t seed)
@@ -25,7 +28,7 @@ matmul_add *matmul_add_setup(dtype_t t, size_t n, int batch, uint64_t seed)
     if (!m) exit(EXIT_BAD_INPUT);
     *m = (matmul_add){.dtype = t, .n = n, .batch = batch};
     size_t count = matmul_add_elems(m), bytes = size_mul(count, dtype_size(t), "a buffer");
-    gpu_require_fits(size_mul(bytes, 5, "x, w, b, y and the temporary") + (32u << 20), "x, w, b, y and the temporary");
+    gpu_require_fits(size_mul(bytes, 5, buffers) + (32u << 20), buffers);
     CUDA_CHECK(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
     void **bufs[] = {&m->x, &m->w, &m->b, &m->y, &m->tmp};
     for (int i = 0; i < 5; i++) CUDA_CHECK(cudaMalloc(bufs[i], bytes));

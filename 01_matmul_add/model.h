@@ -30,8 +30,9 @@ typedef struct {
 /* Elements in each of x, w, b, y and the temporary: batch problems of n x n. */
 static inline size_t matmul_add_elems(const matmul_add *m) { return (size_t)m->batch * m->n * m->n; }
 
-/* 1, with one line in why, for sizes whose buffers overflow; else 0. No GPU needed. */
-int matmul_add_validate(size_t n, size_t batch, char *why, size_t len);
+/* 1, with one line in why, for sizes whose buffers overflow or need more device memory than any
+ * GPU holds; else 0. No GPU needed. */
+int matmul_add_validate(size_t n, size_t batch, dtype_t t, char *why, size_t len);
 matmul_add *matmul_add_setup(dtype_t t, size_t n, int batch, uint64_t seed);
 void matmul_add_free(void *model);
 /* Poisons y and the temporary with NaN, runs forward once, compares y with the CPU reference in

@@ -214,13 +214,26 @@ static const stage_opt opts[] = {
      "W^T's cuBLAS layout, then exit (no GPU)", FLAG_SWITCH},
 };
 
+/* --explain-views prints the example and exits, on the CPU: a flag of a run given with it would
+ * do nothing, so it is refused by name. */
 static int explain_views(const void *flags, const common_args *a)
 {
-    (void)a;
     const linear_flags *f = flags;
     if (!f->explain) return -1;
+    const char *ignored = cli_given_name(a, ~0u);
+    if (!ignored && (a->given_own & 1u)) ignored = opts[0].name; /* --batch: the views have no rows of x */
+    if (ignored) {
+        program_error("--explain-views does not take --%s (it prints the 3x2 example and W^T's layout, then exits: "
+                      "no run, no files)", ignored);
+        return EXIT_BAD_INPUT;
+    }
     linear_explain_views((size_t)f->in_dim, (size_t)f->out_dim);
     return 0;
+}
+static int validate(const void *flags, const common_args *a, char *why, size_t len)
+{
+    const linear_flags *f = flags;
+    return linear_validate(a->dtype, (size_t)f->batch, (size_t)f->in_dim, (size_t)f->out_dim, why, len);
 }
 static size_t size_of(const void *flags) { return (size_t)((const linear_flags *)flags)->batch; }
 static void *setup(const common_args *a, void *flags, size_t size)
@@ -239,7 +252,7 @@ static const stage_def stage_02 = {
     .name = "02_linear", .summary = "y = x W^T + b with W stored [out_dim, in_dim] (nn.Linear, part 2 of the articles)",
     .variants = variants, .n_variants = 4,
     .flags = {opts, 4, sizeof(linear_flags), &defaults},
-    .model = {.size = size_of, .setup = setup, .teardown = linear_free, .check = linear_check,
+    .model = {.validate = validate, .size = size_of, .setup = setup, .teardown = linear_free, .check = linear_check,
               .tolerance = dtype_tolerance, .flops = linear_flops, .min_bytes = linear_min_bytes,
               .stream = linear_stream, .tag = linear_tag, .arrays = linear_arrays, .describe = linear_describe,
               .report = linear_report},

@@ -13,6 +13,16 @@
 #include "size.h"
 #include "stats.h"
 
+/* What linear_setup asks the GPU for: x, W, W^T, b, y and 32 MB for cuBLAS. */
+static const char buffers[] = "x, W, W^T, b, y and the workspace";
+
+int linear_validate(dtype_t t, size_t batch, size_t in_dim, size_t out_dim, char *why, size_t len)
+{
+    const double elems = (double)batch * (double)in_dim + 2.0 * (double)out_dim * (double)in_dim + (double)out_dim +
+                         (double)batch * (double)out_dim;
+    return size_device_check(elems * (double)dtype_size(t) + (32u << 20), buffers, why, len);
+}
+
 linear_layer *linear_setup(dtype_t t, size_t batch, size_t in_dim, size_t out_dim, uint64_t seed)
 {
     linear_layer *m = calloc(1, sizeof *m);
@@ -23,7 +33,7 @@ linear_layer *linear_setup(dtype_t t, size_t batch, size_t in_dim, size_t out_di
     size_t nw = size_mul(out_dim, in_dim, "out_dim x in_dim");
     size_t ny = size_mul(batch, out_dim, "batch x out_dim");
     size_t elems = nx + 2 * nw + out_dim + ny;
-    gpu_require_fits(size_mul(elems, es, "buffer size") + (32u << 20), "x, W, W^T, b, y and the workspace");
+    gpu_require_fits(size_mul(elems, es, "buffer size") + (32u << 20), buffers);
     CUDA_CHECK(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
     CUDA_CHECK(cudaMalloc(&m->x, nx * es));
     CUDA_CHECK(cudaMalloc(&m->w, nw * es));

@@ -38,6 +38,9 @@ void launch_transpose(dtype_t t, const void *src, void *dst, size_t rows, size_t
 void launch_bias_add(dtype_t t, void *y, const void *b, size_t rows, size_t cols, cudaStream_t stream);
 void launch_bias_broadcast(dtype_t t, void *y, const void *b, size_t rows, size_t cols, cudaStream_t stream);
 
+/* 1, with one line in why, for a shape that needs more device memory than any GPU holds; else 0.
+ * No GPU needed. */
+int linear_validate(dtype_t t, size_t batch, size_t in_dim, size_t out_dim, char *why, size_t len);
 linear_layer *linear_setup(dtype_t t, size_t batch, size_t in_dim, size_t out_dim, uint64_t seed);
 void linear_free(void *model);
 /* Poisons y and the W^T copy with NaN, runs forward once, compares y with the CPU reference in

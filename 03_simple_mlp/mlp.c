@@ -47,6 +47,14 @@ static void fill_and_upload(rng_t *rng, dtype_t t, float *host, void *dev, size_
     CUDA_CHECK(cudaMemcpy(dev, staging, n * dtype_size(t), cudaMemcpyHostToDevice));
 }
 
+const char mlp_device_buffers[] = "x, the three weights, gate, up, h, m and y";
+
+double mlp_device_bytes(dtype_t t, size_t tokens, size_t dim, size_t hidden)
+{
+    const double T = (double)tokens, D = (double)dim, H = (double)hidden;
+    return (2 * T * D + 3 * D * H + 4 * T * H) * (double)dtype_size(t) + (64u << 20);
+}
+
 void mlp_setup(mlp_t *m, dtype_t t, size_t tokens, size_t dim, size_t hidden, uint64_t seed)
 {
     *m = (mlp_t){.dtype = t, .tokens = tokens, .dim = dim, .hidden = hidden};
@@ -68,7 +76,7 @@ void mlp_setup(mlp_t *m, dtype_t t, size_t tokens, size_t dim, size_t hidden, ui
     size_t elems = add_sz(add_sz(size_mul(n_x, 2, "x and y"), size_mul(n_w, 3, "the weights"), "the MLP's size"),
                           size_mul(n_h, 4, "the intermediates"), "the MLP's size");
     gpu_require_fits(add_sz(size_mul(elems, e, "the MLP's bytes"), 64u << 20, "the MLP's bytes"),
-                     "x, the three weights, gate, up, h, m and y");
+                     mlp_device_buffers);
     size_t host_floats = add_sz(n_x, size_mul(n_w, 3, "the weights"), "the host copies");
     size_mul(host_floats, sizeof(float), "the host copies");
 

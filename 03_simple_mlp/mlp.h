@@ -51,6 +51,10 @@ extern const char *const mlp_op_names[MLP_N_OPS]; /* "gate_proj", "up_proj", "ge
  * more than the device or host holds, dimensions cuBLAS cannot take) exit 1 with one line. */
 void mlp_setup(mlp_t *m, dtype_t t, size_t tokens, size_t dim, size_t hidden, uint64_t seed);
 void mlp_free(mlp_t *m);
+/* The device memory mlp_setup asks for, in double (no shape overflows it), and what it holds:
+ * for the host-side bound (size_device_check) before the GPU is looked for. */
+double mlp_device_bytes(dtype_t t, size_t tokens, size_t dim, size_t hidden);
+extern const char mlp_device_buffers[];
 
 /* The lesson of 03_simple_mlp, defined in eager.c (04_fused_mlp links it too, so both stages
  * run the very code a reader of 03 reads): mlp_run_op runs one operation alone, on m->stream, without ranges; mlp_forward_eager is the

@@ -12,7 +12,6 @@ const stage_opt mlp_opts[MLP_N_SHAPE_OPTS] = {MLP_SHAPE_OPTS(mlp_shape, )};
 
 int mlp_stage_validate(const void *flags, const common_args *a, char *why, size_t len)
 {
-    (void)a;
     const mlp_shape *f = flags;
     size_t tokens, bytes;
     if (size_mul_ok((size_t)f->batch, (size_t)f->seq, &tokens) || tokens > INT_MAX) {
@@ -23,7 +22,10 @@ int mlp_stage_validate(const void *flags, const common_args *a, char *why, size_
         snprintf(why, len, "tokens %zu x hidden %lld: the intermediates overflow", tokens, f->hidden);
         return 1;
     }
-    return 0;
+    /* --sweep's token counts are checked with the GPU, size by size: here only its smallest */
+    const size_t shape_tokens = a->sweep ? 1 : tokens;
+    return size_device_check(mlp_device_bytes(a->dtype, shape_tokens, (size_t)f->dim, (size_t)f->hidden),
+                             mlp_device_buffers, why, len);
 }
 
 size_t mlp_stage_size(const void *flags)

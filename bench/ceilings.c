@@ -21,6 +21,7 @@
 #include "blas.h"
 #include "ceilings.h"
 #include "check.h"
+#include "cli.h"
 #include "gpu.h"
 #include "ref.h"
 #include "stats.h"
@@ -144,11 +145,11 @@ static void launch_floor(void)
 
 int main(int argc, char **argv)
 {
-    (void)argv;
-    if (argc > 1) {
-        fprintf(stderr, "ceilings: error: takes no arguments\n");
-        return EXIT_BAD_INPUT;
-    }
+    const stage_spec spec = {"ceilings", "the GEMM and copy ceilings and the launch floor of this GPU, measured and "
+                             "stored for every report (see the header of bench/ceilings.c); no flags", NULL, NULL,
+                             NULL, 0, NULL, 1, 0};
+    common_args args;
+    cli_parse(argc, argv, &spec, &args, NULL);
     gpu_info g;
     gpu_require(&g, "ceilings");
     gpu_print(&g);

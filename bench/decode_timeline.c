@@ -47,6 +47,7 @@
 #include "gpu.h"
 #include "out.h"
 #include "program.h"
+#include "size.h"
 
 enum { FORWARDS = 200, REPEATS = 3 };
 
@@ -72,7 +73,8 @@ static void spread(const char *kernel, const char *event, double *v, size_t n)
 static int write_csv(const char *path, const char *about, const unsigned long long *st, const size_t stamped[2],
                      unsigned long long t0)
 {
-    char tmp[4200];
+    char tmp[4200], dir[4096];
+    if (out_parent_dir(path, dir, sizeof dir) != 0 || out_mkdirs(dir) != 0) return -1;
     FILE *f = out_open(path, tmp, sizeof tmp);
     if (!f) return -1;
     fprintf(f, "# %s\n", about);
@@ -121,13 +123,12 @@ int main(int argc, char **argv)
         program_error("decode kernels: %s", why);
         return EXIT_BAD_INPUT;
     }
-    if (csv) { /* a place the CSV cannot go is refused now, not after the run */
-        char tmp[4200];
-        FILE *probe = out_open(csv, tmp, sizeof tmp);
-        if (!probe) return EXIT_BAD_INPUT;
-        fclose(probe);
-        remove(tmp);
+    if (size_device_check(mlp_device_bytes(t, (size_t)tokens, (size_t)dim, (size_t)hidden), mlp_device_buffers, why,
+                          sizeof why)) {
+        program_error("%s", why);
+        return EXIT_BAD_INPUT;
     }
+    if (csv && out_file_check("--csv", csv) != 0) return EXIT_BAD_INPUT; /* refused now, not after the run */
     gpu_info g;
     gpu_require(&g, "decode_timeline");
     if (!decode_runs_here()) {

@@ -34,9 +34,12 @@ where_of() {  # where_of PART [DIR]: "GPU, driver D, CUDA C, YYYY-MM-DD"
 where=$(where_of 01)
 where_sweeps=$(where_of 01 "$sweeps")
 
-plot() {  # plot SCRIPT CSV PNG TITLE
+as_file() {  # a name gnuplot reads as a file: it takes '<cmd' and '|cmd' as commands
+    case $1 in /*) printf '%s' "$1" ;; *) printf './%s' "$1" ;; esac
+}
+plot() {  # plot SCRIPT CSV PNG TITLE: the names and title reach gnuplot as they are (call.gp)
     [ -f "$2" ] || { echo "figures: $2 missing" >&2; exit 1; }
-    gnuplot -e "csv='$2'; png='$3'; title='$4 ($where)'" "common/plots/$1"
+    gnuplot -c common/plots/call.gp "common/plots/$1" "$(as_file "$2")" "$(as_file "$3")" "$4 ($where)"
     echo "wrote $3"
 }
 sweep_plot() {  # sweep_plot SCRIPT CSV PNG TITLE: as plot, dated by the sweeps' run

@@ -7,7 +7,7 @@
 # CUDA and date.
 # Expects the programs built (make all && make bin/tests/...: `make test` builds them).
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 out=${1:-results}
 mkdir -p "$out"
 export PATH=$PATH:/usr/local/cuda/bin
@@ -43,40 +43,40 @@ o=$out/traces
 # Each part has a time limit (LIMIT seconds, default 120) so one slow part cannot eat the rest.
 lim=${LIMIT:-120}
 if want 01 && [ -x bin/01_matmul_add ]; then
-    s="timeout $lim bin/01_matmul_add --out $o/01_matmul_add"
-    part 01 $s --variant all                                # size 64: overhead-bound, traces
-    part 01 $s --size 4096 --variant all                    # compute-bound; fused vs addmm vs eager
-    part 01 $s --warmup 5 --no-trace                        # a warm first step
-    part 01 $s --size 4096 --steps 30 --no-trace            # the same kernel over 30 steps
-    part 01 $s --batched 8 --no-trace                       # the bmm detour
-    part 01 $s --wait 0 --warmup-steps 0 --active 3 --out $o/01_matmul_add/cold_step   # step 0 inside the trace
-    part 01 $s --wait 0 --warmup-steps 0 --active 20 --out $o/01_matmul_add/buffers    # CUPTI's buffers, the lane offset
-    part 01 $s --batched 8 --out $o/01_matmul_add/bmm                                  # the bmm detour, traced
-    want sweeps && part 01 $s --sweep --variant eager
-    want sweeps && part 01 $s --sweep --variant fused
+    s=(timeout "$lim" bin/01_matmul_add) d=$o/01_matmul_add
+    part 01 "${s[@]}" --out "$d" --variant all                     # size 64: overhead-bound, traces
+    part 01 "${s[@]}" --out "$d" --size 4096 --variant all         # compute-bound; fused vs addmm vs eager
+    part 01 "${s[@]}" --out "$d" --warmup 5 --no-trace             # a warm first step
+    part 01 "${s[@]}" --out "$d" --size 4096 --steps 30 --no-trace # the same kernel over 30 steps
+    part 01 "${s[@]}" --out "$d" --batched 8 --no-trace            # the bmm detour
+    part 01 "${s[@]}" --wait 0 --warmup-steps 0 --active 3 --out "$d/cold_step"   # step 0 inside the trace
+    part 01 "${s[@]}" --wait 0 --warmup-steps 0 --active 20 --out "$d/buffers"    # CUPTI's buffers, the lane offset
+    part 01 "${s[@]}" --batched 8 --out "$d/bmm"                                  # the bmm detour, traced
+    want sweeps && part 01 "${s[@]}" --out "$d" --sweep --variant eager
+    want sweeps && part 01 "${s[@]}" --out "$d" --sweep --variant fused
 fi
 if want 02 && [ -x bin/02_linear ]; then
-    s="timeout $lim bin/02_linear --out $o/02_linear"
-    part 02 $s --variant all
-    part 02 $s --batch 8192 --in_dim 4096 --out_dim 4096 --variant all --steps 20 --no-trace
-    want sweeps && part 02 $s --sweep --variant epilogue
+    s=(timeout "$lim" bin/02_linear --out "$o/02_linear")
+    part 02 "${s[@]}" --variant all
+    part 02 "${s[@]}" --batch 8192 --in_dim 4096 --out_dim 4096 --variant all --steps 20 --no-trace
+    want sweeps && part 02 "${s[@]}" --sweep --variant epilogue
 fi
 if want 03 && [ -x bin/03_simple_mlp ]; then
-    s="timeout $lim bin/03_simple_mlp --out $o/03_simple_mlp"
-    part 03 $s
-    part 03 $s --batch 1 --seq 8 --steps 30
-    part 03 $s --wait 0 --warmup-steps 0 --active 3 --out $o/03_simple_mlp/cold_step   # step 0 inside the trace
-    want sweeps && part 03 $s --sweep
+    s=(timeout "$lim" bin/03_simple_mlp) d=$o/03_simple_mlp
+    part 03 "${s[@]}" --out "$d"
+    part 03 "${s[@]}" --out "$d" --batch 1 --seq 8 --steps 30
+    part 03 "${s[@]}" --wait 0 --warmup-steps 0 --active 3 --out "$d/cold_step"   # step 0 inside the trace
+    want sweeps && part 03 "${s[@]}" --out "$d" --sweep
 fi
 if want 04 && [ -x bin/04_fused_mlp ]; then
-    s="timeout $lim bin/04_fused_mlp --out $o/04_fused_mlp"
-    part 04 $s --steps 20
-    part 04 $s --batch 1 --seq 8 --steps 20
-    part 04 $s --batch 64 --seq 512 --dim 4096 --hidden 11008 --steps 5 --no-trace
-    part 04 $s --variant epilogue --gemm all --no-trace                                # every GEMM version
-    part 04 $s --variant epilogue --gemm all --no-trace --batch 64 --seq 512 --dim 4096 --hidden 11008
-    part 04 $s --variant epilogue --no-trace --batch 64 --seq 512 --dim 4096 --hidden 11008 --hold 20  # clocks
-    want sweeps && part 04 $s --sweep --no-trace
+    s=(timeout "$lim" bin/04_fused_mlp --out "$o/04_fused_mlp")
+    part 04 "${s[@]}" --steps 20
+    part 04 "${s[@]}" --batch 1 --seq 8 --steps 20
+    part 04 "${s[@]}" --batch 64 --seq 512 --dim 4096 --hidden 11008 --steps 5 --no-trace
+    part 04 "${s[@]}" --variant epilogue --gemm all --no-trace                                # every GEMM version
+    part 04 "${s[@]}" --variant epilogue --gemm all --no-trace --batch 64 --seq 512 --dim 4096 --hidden 11008
+    part 04 "${s[@]}" --variant epilogue --no-trace --batch 64 --seq 512 --dim 4096 --hidden 11008 --hold 20  # clocks
+    want sweeps && part 04 "${s[@]}" --sweep --no-trace
 fi
 if want 04 && [ -x bin/decode_timeline ]; then  # the decode rung, block by block
     for t in 8 1 16; do

@@ -39,6 +39,18 @@ static void set_err(char *err, size_t len, const char *fmt, ...)
         if ((unsigned char)*p < 0x20 || *p == 0x7F) *p = '?';
 }
 
+/* Text that messages quote, or a path that they print, must be one line: a control character in
+ * it is refused by name. Returns 0, or -1 with the message set. */
+static int refuse_control(const char *flag, const char *s, char *err, size_t len)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p < 0x20 || *p == 0x7F) {
+            set_err(err, len, "--%s: '%s' holds a control character (byte 0x%02x), which is refused", flag, s, *p);
+            return -1;
+        }
+    return 0;
+}
+
 /* Accepts only plain decimal digits: no sign, no spaces, no hex, no trailing text. */
 static int parse_whole(const char *flag, const char *s, long long min, long long max,
                        long long *out, char *err, size_t len)
@@ -87,7 +99,8 @@ static int parse_seed(const char *s, uint64_t *out, char *err, size_t len)
 
 static const char *all_name(const stage_spec *spec) { return spec->all_name ? spec->all_name : "all"; }
 
-static void print_help(const stage_spec *spec, const common_args *d, void *values)
+/* d: the shared flags' defaults; own_default[i]: own flag i's (the values before parsing). */
+static void print_help(const stage_spec *spec, const common_args *d, const long long *own_default)
 {
     printf("usage: %s [FLAGS]\n%s\n", spec->stage, spec->summary);
     printf("Flags are written in full (--name VALUE or --name=VALUE); abbreviations are refused.\n");
@@ -99,13 +112,13 @@ static void print_help(const stage_spec *spec, const common_args *d, void *value
         printf("      %-14s every variant above in one run, then a comparison%s\n", all_name(spec),
                spec->all_name ? " (also: all)" : "");
     }
-    if (spec->n_opts) printf("\n%s flags:\n", spec->own_flags_only ? "flags" : "stage");
+    if (spec->n_opts) printf("\n%s:\n", spec->own_flags_only ? "flags" : "stage flags");
     for (int i = 0; i < spec->n_opts; i++) {
         const stage_opt *o = &spec->opts[i];
         char name[64];
         snprintf(name, sizeof name, "%s%s", o->name, o->kind == FLAG_SWITCH ? "" : o->kind == FLAG_WORD ? " TEXT" : " N");
         if (o->kind == FLAG_WHOLE)
-            printf("  --%-16s %s (default %lld, %lld..%lld)%s\n", name, o->help, *stage_opt_whole(o, values), o->min, o->max,
+            printf("  --%-16s %s (default %lld, %lld..%lld)%s\n", name, o->help, own_default[i], o->min, o->max,
                    o->swept ? "; --sweep varies it" : "");
         else
             printf("  --%-16s %s\n", name, o->help);
@@ -228,6 +241,7 @@ static int set_shared(const stage_spec *spec, int id, const char *value, common_
             set_err(err, err_len, "--%s: directory name empty or too long", flag);
             return -1;
         }
+        if (refuse_control(flag, value, err, err_len)) return -1;
         snprintf(dst, sizeof args->out_dir, "%s", value);
         return 0;
     }
@@ -247,6 +261,11 @@ int cli_parse_args(int argc, char **argv, const stage_spec *spec, common_args *a
         set_err(err, err_len, "internal: too many flags");
         return CLI_ERROR;
     }
+    const common_args defaults = *args;
+    long long own_default[32];
+    for (int i = 0; i < spec->n_opts; i++) own_default[i] = spec->opts[i].kind == FLAG_WHOLE ? *stage_opt_whole(&spec->opts[i], values) : 0;
+    unsigned seen = 0; /* bit i: shared_flags[i] was given (--steps and --active share a GIVEN_ bit) */
+    int help = 0;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
@@ -263,8 +282,12 @@ int cli_parse_args(int argc, char **argv, const stage_spec *spec, common_args *a
                 set_err(err, err_len, "--help takes no value");
                 return CLI_ERROR;
             }
-            print_help(spec, args, values);
-            return CLI_HELP;
+            if (help) {
+                set_err(err, err_len, "--help given twice (give each flag once)");
+                return CLI_ERROR;
+            }
+            help = 1;
+            continue;
         }
         const stage_opt *own = id >= N_SHARED ? &spec->opts[id - N_SHARED] : NULL;
         int takes_value = own ? own->kind != FLAG_SWITCH : shared_flags[id].takes_value;
@@ -283,12 +306,27 @@ int cli_parse_args(int argc, char **argv, const stage_spec *spec, common_args *a
             }
         }
         if (!own) {
+            const unsigned bit = shared_flags[id].given;
+            if (seen >> id & 1) {
+                set_err(err, err_len, "--%s given twice (give each flag once)", name);
+                return CLI_ERROR;
+            }
+            if (args->given & bit) { /* the other spelling of the active steps */
+                set_err(err, err_len, "--%s and --%s are one flag, the steps recorded: give one of them",
+                        args->steps_spelled ? "steps" : "active", name);
+                return CLI_ERROR;
+            }
             if (set_shared(spec, id, value, args, err, err_len)) return CLI_ERROR;
-            args->given |= shared_flags[id].given;
+            args->given |= bit;
+            seen |= 1u << id;
+            if (bit == GIVEN_ACTIVE) args->steps_spelled = strcmp(name, "steps") == 0;
             continue;
         }
-        if (own->kind == FLAG_WHOLE &&
-            parse_whole(own->name, value, own->min, own->max, stage_opt_whole(own, values), err, err_len))
+        if (args->given_own >> (id - N_SHARED) & 1) {
+            set_err(err, err_len, "--%s given twice (give each flag once)", name);
+            return CLI_ERROR;
+        }
+        if (own->kind == FLAG_WHOLE && parse_whole(own->name, value, own->min, own->max, stage_opt_whole(own, values), err, err_len))
             return CLI_ERROR;
         if (own->kind == FLAG_SWITCH) *stage_opt_whole(own, values) = 1;
         if (own->kind == FLAG_WORD) {
@@ -296,11 +334,38 @@ int cli_parse_args(int argc, char **argv, const stage_spec *spec, common_args *a
                 set_err(err, err_len, "--%s needs a value, got an empty one", own->name);
                 return CLI_ERROR;
             }
+            if (refuse_control(own->name, value, err, err_len)) return CLI_ERROR;
             *stage_opt_word(own, values) = value;
         }
         args->given_own |= 1u << (id - N_SHARED);
     }
+    /* Flags that would do nothing together are refused, not silently dropped. */
+    if (!spec->own_flags_only && (args->given & GIVEN_TRACE_API)) {
+        if (args->given & GIVEN_NO_TRACE) {
+            set_err(err, err_len, "--trace-api does nothing with --no-trace (no trace is written)");
+            return CLI_ERROR;
+        }
+        if (args->given & GIVEN_SWEEP) {
+            set_err(err, err_len, "--sweep does not take --trace-api (a sweep writes no trace)");
+            return CLI_ERROR;
+        }
+    }
+    if (help) {
+        print_help(spec, &defaults, own_default);
+        return CLI_HELP;
+    }
     return CLI_OK;
+}
+
+const char *cli_given_name(const common_args *args, unsigned bits)
+{
+    for (int i = 0; i < N_SHARED; i++) {
+        const unsigned bit = shared_flags[i].given;
+        if (!(bits & args->given & bit)) continue;
+        if (bit == GIVEN_ACTIVE) return args->steps_spelled ? "steps" : "active";
+        return shared_flags[i].name;
+    }
+    return NULL;
 }
 
 void cli_parse(int argc, char **argv, const stage_spec *spec, common_args *args, void *values)

@@ -40,13 +40,16 @@ typedef struct {
     int hold_s;         /* --hold S: S seconds back to back at the end, clocks sampled throughout */
     unsigned given;     /* GIVEN_* bits: the shared flags on the command line */
     unsigned given_own; /* bit i: the program's own flag i was on the command line */
+    int steps_spelled;  /* the active steps came as --steps, not --active */
 } common_args;
 
 /* A program's own flag. Its value lives in the program's struct of flag values, `offset` bytes
  * in (offsetof), which holds the default before parsing:
  *   FLAG_WHOLE   --name N, a whole number in [min, max], into a long long
  *   FLAG_SWITCH  --name, sets a long long to 1
- *   FLAG_WORD    --name TEXT into a const char * (the default, or NULL); the program checks it
+ *   FLAG_WORD    --name TEXT into a const char * (the default, or NULL); the program checks it.
+ *                Empty text, or text holding a control character, is refused here, as for --out
+ *                and --dump: the program's messages quote the text on one line.
  * swept: --sweep varies this quantity itself, so the two together are refused. */
 typedef enum { FLAG_WHOLE, FLAG_SWITCH, FLAG_WORD } flag_kind;
 typedef struct {
@@ -84,11 +87,19 @@ enum { CLI_OK = 0, CLI_ERROR = 1, CLI_HELP = 2 };
 
 /* Parses argv into args and the program's own flag values (`values`: the struct the opts'
  * offsets point into; NULL when the program has none). Returns CLI_OK, CLI_HELP (after printing
- * the help to stdout), or CLI_ERROR with a one-line message in err. Never exits: tests call it. */
+ * the help to stdout), or CLI_ERROR with a one-line message in err. Never exits: tests call it.
+ * Every argument is checked, those after --help too: the help is printed only for a command line
+ * with nothing wrong in it. Refused besides bad values: a flag given twice (--steps and --active
+ * are one flag), and shared flags that would do nothing together (--trace-api with --no-trace
+ * or --sweep, which write no trace). */
 int cli_parse_args(int argc, char **argv, const stage_spec *spec, common_args *args, void *values, char *err,
                    size_t err_len);
 /* The same for programs: names the program for program_error, prints an error as
  * "<program>: error: ..." and exits 1, or exits 0 after --help. */
 void cli_parse(int argc, char **argv, const stage_spec *spec, common_args *args, void *values);
+/* The name of a shared flag among the GIVEN_* `bits` that was on the command line, as typed
+ * ("out"; "steps" or "active"), or NULL when none was: what a program names when it refuses a
+ * flag it would ignore. */
+const char *cli_given_name(const common_args *args, unsigned bits);
 
 #endif

@@ -7,8 +7,10 @@
 #define PLOT_H
 
 /* Runs common/plots/<script> with gnuplot, passing csv, png and title; the PNG appears under
- * its final name only when gnuplot succeeded. Without gnuplot: says so once, returns -1, and
- * the caller keeps going (the CSV is the result; the picture is a convenience). */
+ * its final name only when gnuplot succeeded. gnuplot is started without a shell, and names and
+ * title reach it byte for byte: any name the file system allows works, and none runs a command.
+ * Without gnuplot: says so once, returns -1, and the caller keeps going (the CSV is the result;
+ * the picture is a convenience). */
 int plot_run(const char *script, const char *csv, const char *png, const char *title);
 
 #endif

@@ -36,6 +36,9 @@ TOLERANCE = {"bf16": 1e-2, "fp16": 2e-3, "fp32": 1e-5}
 # .npy dtype codes of common/npy.h; NumPy has no bfloat16, so bf16 travels as its raw bits.
 NPY_DESCR = {"bf16": "<u2", "fp16": "<f2", "fp32": "<f4"}
 TRACE_PASS_FLAG = "--trace-pass"
+# Parse every flag, then exit 0 without running: compare/run_compare.sh asks it before PyTorch
+# is looked for, so that a bad flag is refused the same with or without PyTorch.
+CHECK_FLAGS_FLAG = "--check-flags"
 
 EXIT_BAD_INPUT, EXIT_WAIVED = 1, 2
 
@@ -88,6 +91,7 @@ def parser(stage, script, summary):
     p.add_argument("--dump", metavar="DIR", help=argparse.SUPPRESS)
     p.add_argument("--sweep", action="store_true", help=argparse.SUPPRESS)
     p.add_argument(TRACE_PASS_FLAG, action="store_true", help=argparse.SUPPRESS)
+    p.add_argument(CHECK_FLAGS_FLAG, action="store_true", help=argparse.SUPPRESS)
     return p
 
 
@@ -97,6 +101,8 @@ def finish_parsing(p, argv=None):
         p.error("--sweep is not compared: run one shape")
     if args.out == "":
         p.error("--out: directory name empty")
+    if args.check_flags:
+        sys.exit(0)
     return args
 
 

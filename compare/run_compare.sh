@@ -14,10 +14,17 @@
 #   3. compare/side_by_side.py              one table and one plot of both
 # OUT is --out if given, else traces/STAGE. Our --variant goes to our stage only; PyTorch runs
 # --torch-variant (default all: eager and torch.compile).
+# Every flag is checked, by our stage's parser and by the PyTorch script's, before PyTorch is
+# looked for and before anything is written: a bad flag is one line and exit 1 with or without
+# PyTorch, and leaves OUT as it was.
 # Exit status: 0 agreed, 1 bad input or a mismatch, 2 waived (no GPU, or no PyTorch), 3 a CUDA
 # error in our stage.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
+
+error() {  # error MESSAGE...: one line on stderr, control characters shown as '?'
+    printf 'compare: error: %s\n' "$(printf '%s' "$*" | tr -c '[:print:]' '?')" >&2
+}
 
 stage=${1:-}
 if [ "$stage" = shapes ]; then
@@ -28,7 +35,7 @@ case "${stage%/}" in
     01_matmul_add) script=matmul_add.py; extra=() ;;
     02_linear) script=linear.py; extra=() ;;
     03_simple_mlp | 04_fused_mlp) script=mlp.py; extra=(--stage "${stage%/}") ;;
-    *) echo "compare: unknown stage '$stage' (01_matmul_add, 02_linear, 03_simple_mlp, 04_fused_mlp, or shapes)" >&2
+    *) error "unknown stage '$stage' (01_matmul_add, 02_linear, 03_simple_mlp, 04_fused_mlp, or shapes)"
        exit 1 ;;
 esac
 stage=${stage%/}
@@ -37,12 +44,12 @@ shift
 ours=() torch=() out="traces/$stage" torch_variant=all
 while [ $# -gt 0 ]; do
     case "$1" in
-        --torch-variant) torch_variant=${2:-}; shift 2 || { echo "compare: --torch-variant needs a value" >&2; exit 1; } ;;
+        --torch-variant) torch_variant=${2:-}; shift 2 || { error "--torch-variant needs a value"; exit 1; } ;;
         --torch-variant=*) torch_variant=${1#*=}; shift ;;
         --variant) ours+=("$1" "${2:-}"); shift 2 || shift ;;
         --variant=*) ours+=("$1"); shift ;;
         --sweep | --dump | --dump=* | --help)
-            echo "compare: $1 is not for a comparison (run the stage itself for it)" >&2; exit 1 ;;
+            error "$1 is not for a comparison (run the stage itself for it)"; exit 1 ;;
         --out) out=${2:-}; ours+=("$1" "$out"); torch+=("$1" "$out"); shift 2 || shift ;;
         --out=*) out=${1#*=}; ours+=("$1"); torch+=("$1"); shift ;;
         *) ours+=("$1"); torch+=("$1"); shift ;;
@@ -50,30 +57,33 @@ while [ $# -gt 0 ]; do
 done
 case "$torch_variant" in
     eager | compile | all) ;;
-    *) echo "compare: --torch-variant: '$torch_variant' is not eager, compile or all" >&2; exit 1 ;;
+    *) error "--torch-variant: '$torch_variant' is not eager, compile or all"; exit 1 ;;
 esac
 if [ -z "$out" ]; then
-    echo "compare: --out: directory name empty" >&2
+    error "--out: directory name empty"
     exit 1
 fi
+dump="$out/dump"
 
-# PyTorch first: without it there is nothing to compare, and saying so should not take a build.
+# The flags, before PyTorch: our stage's parser checks every flag given with --help and prints
+# its usage only when all are good (one line naming the bad one otherwise); the PyTorch script
+# parses its own and stops there with --check-flags.
+if ! make --no-print-directory -s "$stage" >/dev/null; then
+    error "building $stage failed (make $stage shows why)"
+    exit 1
+fi
+"bin/$stage" "${ours[@]}" --dump "$dump" --help >/dev/null || exit 1
 if ! command -v python3 >/dev/null; then
     echo "compare: python3 is required (with PyTorch and NumPy)"
     exit 2
 fi
+python3 "compare/$script" "${torch[@]}" "${extra[@]}" --variant "$torch_variant" --load "$dump" --check-flags ||
+    exit 1
 if ! why=$(python3 -c 'import torch, numpy' 2>&1); then
     echo "compare: PyTorch is required (import torch failed: $(printf '%s\n' "$why" | tail -n 1))"
     exit 2
 fi
-if ! make --no-print-directory -s "$stage" >/dev/null; then
-    echo "compare: building $stage failed (make $stage shows why)" >&2
-    exit 1
-fi
 
-dump="$out/dump"
-mkdir -p "$dump" || exit 1
-rm -f "$dump"/*.npy # a y from an earlier run must never be the one checked
 logs=$(mktemp -d) || exit 1
 trap 'rm -rf "$logs"' EXIT
 touch "$logs/start"
@@ -86,6 +96,8 @@ if [ "$rc" -ne 0 ]; then
     echo "compare: $stage exited with status $rc; nothing to compare"
     exit "$rc"
 fi
+# A y from an earlier run must never be the one checked: what this run did not write goes.
+find "$dump" -maxdepth 1 -name '*.npy' ! -newer "$logs/start" -delete
 
 echo
 echo "==== PyTorch: compare/$script ${torch[*]} ${extra[*]} --variant $torch_variant --load $dump"

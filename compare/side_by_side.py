@@ -99,12 +99,17 @@ def plot(ours, theirs, png, title):
     script = os.path.join(REPO, "common", "plots", "side_by_side.gp")
     tmp = "%s.tmp.%d.png" % (png[:-4], os.getpid())
 
-    def q(s):
-        return s.replace("\\", "\\\\").replace("'", "\\'")
+    def literal(text):
+        """text as a gnuplot string: in single quotes nothing is special but a quote, written twice."""
+        return "'" + text.replace("'", "''") + "'"
 
-    settings = "csv1='%s'; csv2='%s'; label1='%s'; label2='%s'; png='%s'; title='%s'" % (
-        q(ours["path"]), q(theirs["path"]), q("ours: " + ours["tag"]), q("PyTorch: " + theirs["tag"]), q(tmp),
-        q(title))
+    def as_file(path):
+        """gnuplot reads a name starting with '<' or '|' as a command, '-' and '+' as special files."""
+        return path if os.path.isabs(path) else os.path.join(".", path)
+
+    settings = "csv1=%s; csv2=%s; label1=%s; label2=%s; png=%s; title=%s" % (
+        literal(as_file(ours["path"])), literal(as_file(theirs["path"])), literal("ours: " + ours["tag"]),
+        literal("PyTorch: " + theirs["tag"]), literal(as_file(tmp)), literal(title))
     rc = subprocess.call(["gnuplot", "-e", settings, script])
     if rc == 0 and os.path.exists(tmp):
         os.replace(tmp, png)

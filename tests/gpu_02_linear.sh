@@ -6,7 +6,7 @@
 # article's shape, and 8192 x 4096 -> 4096 (sampled rows). Then one traced run: each variant
 # must launch exactly the kernels it claims; then --sweep and --dump. Without a usable GPU each case is a SKIP.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 . tests/lib_gpu_case.sh
 bin=bin/02_linear
 [ -x "$bin" ] || exit 0
@@ -14,8 +14,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # --explain-views needs no GPU: the 3x2 example, M^T's strides and its flatten order.
-"$bin" --explain-views >"$tmp/views" 2>&1
-if [ $? -eq 0 ] && grep -q "M^T  shape \[2, 3\], strides \[1, 2\], contiguous: no" "$tmp/views" &&
+if "$bin" --explain-views >"$tmp/views" 2>&1 && grep -q "M^T  shape \[2, 3\], strides \[1, 2\], contiguous: no" "$tmp/views" &&
     grep -q "flatten reads offsets 0 2 4 1 3 5" "$tmp/views"; then
     echo "PASS 02_linear --explain-views"
 else
@@ -75,7 +74,7 @@ else
     if [ -f "$tmp/traced/comparison_1024x32x64_bf16_cold.csv" ] && grep -q "^gemm alone (GemmEx)," "$tmp/traced/comparison_1024x32x64_bf16_cold.csv"; then
         echo "PASS 02_linear comparison CSV (four variants and the bare GEMM rows)"
     else
-        echo "FAIL 02_linear comparison CSV: $(ls "$tmp/traced" | tr '\n' ' ')"
+        echo "FAIL 02_linear comparison CSV: $(find "$tmp/traced" -mindepth 1 -printf '%f ')"
     fi
 fi
 
@@ -99,5 +98,5 @@ if [ "$rc" -eq 0 ] && [ -f "$tmp/d/dump/x.npy" ] && [ -f "$tmp/d/dump/w.npy" ] &
     [ -f "$tmp/d/dump/y_view.npy" ]; then
     echo "PASS 02_linear --dump"
 else
-    echo "FAIL 02_linear --dump: exit $rc, $(ls "$tmp/d/dump" 2>&1 | tr '\n' ' ')"
+    echo "FAIL 02_linear --dump: exit $rc, $(find "$tmp/d/dump" -mindepth 1 -printf '%f ' 2>&1)"
 fi

@@ -6,7 +6,7 @@
 # fp32 or dim not a multiple of 8; decode: fp32 or more than 16 tokens) says so in one line: SKIP.
 # Without a usable GPU each case is reported as SKIP with the reason the program gave.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 . tests/lib_gpu_case.sh
 stage=04_fused_mlp
 [ -x "bin/$stage" ] || { echo "SKIP $stage: bin/$stage not built (make $stage)"; exit 0; }
@@ -34,18 +34,31 @@ shapes=(
     "--batch 1 --seq 8 --dim 768 --hidden 3072"
     "--batch 1 --seq 16 --dim 64 --hidden 4096"
 )
-# quick: the shapes with tails in every dimension, and the decode shapes
-quick && shapes=("${shapes[1]}" "${shapes[2]}" "${shapes[6]}" "${shapes[7]}")
-for dtype in $(test_dtypes); do
-    for shape in "${shapes[@]}"; do
-        for variant in eager fused_geglu merged epilogue graph decode; do
-            # shellcheck disable=SC2086
-            case_ --variant "$variant" --dtype "$dtype" $shape
+if quick; then
+    # the shapes with tails in every dimension, and the decode shapes, bf16: one run of the whole
+    # ladder each, in which every rung that takes the shape is checked (decode takes at most 16
+    # tokens); test-full also runs each rung alone, at every shape and dtype
+    ladder_case() {
+        local rungs=$1
+        shift
+        gpu_case "$stage $* (the ladder, $rungs rungs)" "$rungs" "bin/$stage" "$@"
+    }
+    ladder_case 5 --batch 1 --seq 17 --dim 72 --hidden 130
+    ladder_case 5 --batch 2 --seq 50 --dim 264 --hidden 257
+    ladder_case 6 --batch 1 --seq 8 --dim 768 --hidden 3072
+    ladder_case 6 --batch 1 --seq 16 --dim 64 --hidden 4096
+else
+    for dtype in $(test_dtypes); do
+        for shape in "${shapes[@]}"; do
+            for variant in eager fused_geglu merged epilogue graph decode; do
+                # shellcheck disable=SC2086
+                case_ --variant "$variant" --dtype "$dtype" $shape
+            done
         done
+        # the whole ladder in one run: the table, rungs skipped where they do not apply
+        case_ --dtype "$dtype" --batch 2 --seq 50 --dim 264 --hidden 257
     done
-    # the whole ladder in one run: the table, rungs skipped where they do not apply
-    case_ --dtype "$dtype" --batch 2 --seq 50 --dim 264 --hidden 257
-done
+fi
 # the article's shape and the LLaMA-7B-sized one, bf16, whole ladder (checked on sampled rows)
 case_ --batch 64 --seq 128 --dim 768 --hidden 3072
 quick || case_ --batch 64 --seq 512 --dim 4096 --hidden 11008

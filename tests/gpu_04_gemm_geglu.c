@@ -33,22 +33,36 @@ static int have_gpu(void)
     return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
 }
 
-/* Runs one problem and compares `nrows` rows (all rows when rows == NULL) with the reference.
- * Returns 0 when it passes; prints the numbers either way. */
-static int check_shape(int version, dtype_t t, size_t M, size_t dim, size_t hidden, const size_t *rows,
-                       size_t nrows, uint64_t seed)
+/* One problem: its inputs rounded to the dtype and packed for the GPU, and the reference of the
+ * rows checked (all rows when rows is NULL). The reference costs 2 * dim * hidden multiply-adds
+ * in double per row, seconds for the small shapes together: it is made once per dtype and shape
+ * and checked against every version (see problem_for). */
+typedef struct {
+    dtype_t t;
+    size_t M, dim, hidden, checked;
+    size_t *rows;                      /* the rows of ref: checked of them */
+    void *x_bits, *wg_bits, *wu_bits;  /* what the GPU reads */
+    double *ref;                       /* checked x hidden: gelu_tanh(x Wg^T) * (x Wu^T) */
+} problem;
+
+static void problem_free(problem *p)
 {
-    const size_t es = dtype_size(t);
+    free(p->rows), free(p->x_bits), free(p->wg_bits), free(p->wu_bits), free(p->ref);
+    memset(p, 0, sizeof *p);
+}
+
+static int problem_make(problem *p, dtype_t t, size_t M, size_t dim, size_t hidden, const size_t *rows,
+                        size_t nrows, uint64_t seed)
+{
+    const size_t es = dtype_size(t), checked = rows ? nrows : M;
+    *p = (problem){.t = t, .M = M, .dim = dim, .hidden = hidden, .checked = checked};
     float *x = malloc(M * dim * sizeof *x), *wg = malloc(hidden * dim * sizeof *wg);
-    float *wu = malloc(hidden * dim * sizeof *wu), *got = malloc(M * hidden * sizeof *got);
-    void *x_bits = malloc(M * dim * es), *wg_bits = malloc(hidden * dim * es);
-    void *wu_bits = malloc(hidden * dim * es), *m_bits = malloc(M * hidden * es);
-    const size_t checked = rows ? nrows : M;
+    float *wu = malloc(hidden * dim * sizeof *wu);
     double *g = malloc(hidden * sizeof *g), *u = malloc(hidden * sizeof *u);
-    double *ref = malloc(checked * hidden * sizeof *ref);
-    float *got_rows = malloc(checked * hidden * sizeof *got_rows);
-    EXPECT(x && wg && wu && got && x_bits && wg_bits && wu_bits && m_bits && g && u && ref && got_rows,
-           "host allocation");
+    p->rows = malloc(checked * sizeof *p->rows);
+    p->x_bits = malloc(M * dim * es), p->wg_bits = malloc(hidden * dim * es), p->wu_bits = malloc(hidden * dim * es);
+    p->ref = malloc(checked * hidden * sizeof *p->ref);
+    EXPECT(x && wg && wu && g && u && p->rows && p->x_bits && p->wg_bits && p->wu_bits && p->ref, "host allocation");
 
     /* Weights scaled like nn.Linear's init, so gate values are O(1) and GELU is exercised on
      * both its linear and its curved parts. */
@@ -57,18 +71,38 @@ static int check_shape(int version, dtype_t t, size_t M, size_t dim, size_t hidd
     fill_uniform(&r, x, M * dim, -1.0f, 1.0f);
     fill_uniform(&r, wg, hidden * dim, -w, w);
     fill_uniform(&r, wu, hidden * dim, -w, w);
-    dtype_round_and_pack(t, x, x_bits, M * dim);
-    dtype_round_and_pack(t, wg, wg_bits, hidden * dim);
-    dtype_round_and_pack(t, wu, wu_bits, hidden * dim);
+    dtype_round_and_pack(t, x, p->x_bits, M * dim);
+    dtype_round_and_pack(t, wg, p->wg_bits, hidden * dim);
+    dtype_round_and_pack(t, wu, p->wu_bits, hidden * dim);
+    for (size_t k = 0; k < checked; k++) {
+        const size_t row = rows ? rows[k] : k;
+        p->rows[k] = row;
+        ref_gemm_rows(x, wg, g, row, 1, dim, hidden, 1);
+        ref_gemm_rows(x, wu, u, row, 1, dim, hidden, 1);
+        for (size_t j = 0; j < hidden; j++) p->ref[k * hidden + j] = ref_gelu_tanh(g[j]) * u[j];
+    }
+    free(x), free(wg), free(wu), free(g), free(u);
+    return 0;
+}
+
+/* Runs one version on one problem and compares its rows with the reference. Returns 0 when it
+ * passes; prints the numbers either way. */
+static int check_version(int version, const problem *p)
+{
+    const dtype_t t = p->t;
+    const size_t M = p->M, dim = p->dim, hidden = p->hidden, checked = p->checked, es = dtype_size(t);
+    float *got = malloc(M * hidden * sizeof *got), *got_rows = malloc(checked * hidden * sizeof *got_rows);
+    void *m_bits = malloc(M * hidden * es);
+    EXPECT(got && got_rows && m_bits, "host allocation");
 
     void *dx, *dwg, *dwu, *dm;
     EXPECT(cudaMalloc(&dx, M * dim * es) == cudaSuccess, "cudaMalloc x");
     EXPECT(cudaMalloc(&dwg, hidden * dim * es) == cudaSuccess, "cudaMalloc Wg");
     EXPECT(cudaMalloc(&dwu, hidden * dim * es) == cudaSuccess, "cudaMalloc Wu");
     EXPECT(cudaMalloc(&dm, M * hidden * es) == cudaSuccess, "cudaMalloc m");
-    EXPECT(cudaMemcpy(dx, x_bits, M * dim * es, cudaMemcpyHostToDevice) == cudaSuccess, "copy x");
-    EXPECT(cudaMemcpy(dwg, wg_bits, hidden * dim * es, cudaMemcpyHostToDevice) == cudaSuccess, "copy Wg");
-    EXPECT(cudaMemcpy(dwu, wu_bits, hidden * dim * es, cudaMemcpyHostToDevice) == cudaSuccess, "copy Wu");
+    EXPECT(cudaMemcpy(dx, p->x_bits, M * dim * es, cudaMemcpyHostToDevice) == cudaSuccess, "copy x");
+    EXPECT(cudaMemcpy(dwg, p->wg_bits, hidden * dim * es, cudaMemcpyHostToDevice) == cudaSuccess, "copy Wg");
+    EXPECT(cudaMemcpy(dwu, p->wu_bits, hidden * dim * es, cudaMemcpyHostToDevice) == cudaSuccess, "copy Wu");
     EXPECT(cudaMemset(dm, 0xFF, M * hidden * es) == cudaSuccess, "poison m"); /* NaN everywhere */
 
     launch_gemm_geglu(version, t, dx, dwg, dwu, dm, M, dim, hidden, 0);
@@ -81,23 +115,14 @@ static int check_shape(int version, dtype_t t, size_t M, size_t dim, size_t hidd
     /* Every element written (no poison left), even in rows the reference does not cover. */
     size_t unwritten = 0;
     for (size_t i = 0; i < M * hidden; i++) unwritten += !isfinite(got[i]);
-
-    for (size_t k = 0; k < checked; k++) {
-        const size_t row = rows ? rows[k] : k;
-        ref_gemm_rows(x, wg, g, row, 1, dim, hidden, 1);
-        ref_gemm_rows(x, wu, u, row, 1, dim, hidden, 1);
-        for (size_t j = 0; j < hidden; j++) {
-            ref[k * hidden + j] = ref_gelu_tanh(g[j]) * u[j];
-            got_rows[k * hidden + j] = got[row * hidden + j];
-        }
-    }
-    const double e = rel_fro_error(got_rows, ref, checked * hidden), tol = dtype_tolerance(t);
+    for (size_t k = 0; k < checked; k++)
+        memcpy(got_rows + k * hidden, got + p->rows[k] * hidden, hidden * sizeof *got_rows);
+    const double e = rel_fro_error(got_rows, p->ref, checked * hidden), tol = dtype_tolerance(t);
     printf("  %s M=%zu dim=%zu hidden=%zu (%zu rows checked): rel. error %.2e (tolerance %.0e)\n",
            dtype_name(t), M, dim, hidden, checked, e, tol);
 
     cudaFree(dx), cudaFree(dwg), cudaFree(dwu), cudaFree(dm);
-    free(x), free(wg), free(wu), free(got), free(x_bits), free(wg_bits), free(wu_bits), free(m_bits);
-    free(g), free(u), free(ref), free(got_rows);
+    free(got), free(got_rows), free(m_bits);
     EXPECT(unwritten == 0, "%zu elements left unwritten (NaN)", unwritten);
     EXPECT(e <= tol, "rel. error %.3e over tolerance %.0e", e, tol);
     return 0;
@@ -112,18 +137,37 @@ static int check_shape(int version, dtype_t t, size_t M, size_t dim, size_t hidd
  * (130, 2048, 1000) 32 tiles of 32 steps of K are cut into 132 ranges, four or five blocks to a
  * tile; in (600, 512, 2056) 165 tiles, one wave and a part, are all split, each tile in two; in
  * (2049, 136, 2055) the first three waves stay whole and the rest are split. */
+enum { N_SMALL = 12, N_DTYPES = 2 };
+static const size_t small_shapes[N_SMALL][3] = {
+    {1, 8, 1},         {17, 24, 33},      {100, 72, 130}, {129, 264, 257},   {256, 768, 512},
+    {300, 40, 7},      {2049, 136, 2055}, {200, 96, 200}, {1000, 264, 1160}, {60, 96, 200},
+    {130, 2048, 1000}, {600, 512, 2056},
+};
+static const dtype_t dtypes[N_DTYPES] = {DTYPE_BF16, DTYPE_FP16};
+
+/* The problems of one dtype, the small shapes then the article's, made on first use and kept
+ * for the other versions; main frees them. */
+static problem problems[N_DTYPES][N_SMALL + 1];
+
+static const problem *problem_for(dtype_t t, size_t shape, size_t M, size_t dim, size_t hidden, const size_t *rows,
+                                  size_t nrows, uint64_t seed)
+{
+    problem *p = &problems[t == DTYPE_FP16][shape];
+    if (!p->ref && problem_make(p, t, M, dim, hidden, rows, nrows, seed) != 0) {
+        problem_free(p);
+        return NULL;
+    }
+    return p;
+}
+
 static int check_small(int version, dtype_t t)
 {
-    static const size_t shapes[][3] = {
-        {1, 8, 1},       {17, 24, 33},      {100, 72, 130}, {129, 264, 257},   {256, 768, 512},
-        {300, 40, 7},    {2049, 136, 2055}, {200, 96, 200}, {1000, 264, 1160}, {60, 96, 200},
-        {130, 2048, 1000}, {600, 512, 2056},
-    };
-    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+    for (size_t i = 0; i < N_SMALL; i++) {
+        const size_t *s = small_shapes[i];
         char why[256] = "";
-        EXPECT(gemm_geglu_accepts(version, t, shapes[i][0], shapes[i][1], shapes[i][2], why, sizeof why),
-               "refused: %s", why);
-        if (check_shape(version, t, shapes[i][0], shapes[i][1], shapes[i][2], NULL, 0, 100 + i)) return 1;
+        EXPECT(gemm_geglu_accepts(version, t, s[0], s[1], s[2], why, sizeof why), "refused: %s", why);
+        const problem *p = problem_for(t, i, s[0], s[1], s[2], NULL, 0, 100 + i);
+        if (!p || check_version(version, p)) return 1;
     }
     return 0;
 }
@@ -140,7 +184,8 @@ static int check_article(int version, dtype_t t)
     rows[n++] = 0, rows[n++] = M - 1;
     char why[256] = "";
     EXPECT(gemm_geglu_accepts(version, t, M, dim, hidden, why, sizeof why), "refused: %s", why);
-    return check_shape(version, t, M, dim, hidden, rows, n, 7);
+    const problem *p = problem_for(t, N_SMALL, M, dim, hidden, rows, n, 7);
+    return !p || check_version(version, p);
 }
 
 /* Dtype and shape only: runs without a GPU. */
@@ -240,11 +285,12 @@ int main(int argc, char **argv)
     }
     TEST_RUN(test_accepts_conditions);
     TEST_RUN(test_default_version);
-    const dtype_t types[] = {DTYPE_BF16, DTYPE_FP16};
     const int shapes = small ? 1 : 2; /* the small shapes, then the article's */
     for (int article = 0; article < shapes; article++)
         for (int v = 1; v <= gemm_geglu_n_versions(); v++)
-            for (int d = 0; d < 2; d++)
-                if (!only || v == only) run_version(v, types[d], article);
+            for (int d = 0; d < N_DTYPES; d++)
+                if (!only || v == only) run_version(v, dtypes[d], article);
+    for (int d = 0; d < N_DTYPES; d++)
+        for (int i = 0; i <= N_SMALL; i++) problem_free(&problems[d][i]);
     TEST_EXIT();
 }

@@ -8,7 +8,7 @@
 # not timing. A case's line is printed when it ends.
 # COMPARE_LOGS=DIR keeps each case's whole output (both tables, the side-by-side) as DIR/N.log.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 jobs_max=${COMPARE_JOBS:-3}
@@ -67,7 +67,9 @@ case_() {
 }
 
 # Build once, before cases run side by side (run_compare.sh builds its stage too).
-make --no-print-directory -s $(for s in 0*/; do [ -f "$s/main.c" ] && echo "${s%/}"; done) >/dev/null 2>&1
+built=()
+for s in 0*/; do [ -f "$s/main.c" ] && built+=("${s%/}"); done
+make --no-print-directory -s "${built[@]}" >/dev/null 2>&1
 
 # The slowest first (torch.compile compiles for tens of seconds), so the cases end close together.
 if [ -x bin/04_fused_mlp ]; then

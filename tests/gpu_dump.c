@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include "dump.h"
+#include "files.h"
 #include "harness.h"
 #include "npy.h"
 
@@ -81,8 +82,6 @@ int main(void)
     }
     TEST_RUN(test_round_trip);
     TEST_RUN(test_bad_input);
-    char cmd[200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) printf("note: could not remove %s\n", dir);
+    if (remove_tree(dir) != 0) printf("note: could not remove %s\n", dir);
     TEST_EXIT();
 }

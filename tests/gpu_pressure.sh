@@ -4,7 +4,7 @@
 # once on one GPU both finish with their checks passed (the second may be slower).
 # Without a usable GPU each case is reported as SKIP with the reason the program gave.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for s in 03_simple_mlp 04_fused_mlp; do

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # GPU tests: every stage, every variant and dtype, at awkward sizes, checked by the stage itself
 # against the CPU reference in double (outputs poisoned with NaN first; exit 1 on a failed check).
+# make test (quick) runs bf16; make test-full adds fp16 and fp32 (tests/lib_gpu_case.sh).
 # Without a usable GPU each case is reported as SKIP with the reason the stage gave.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 . tests/lib_gpu_case.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -16,7 +17,7 @@ case_() {
     gpu_case "$stage $*" 1 "bin/$stage" "$@"
 }
 
-for dtype in bf16 fp16 fp32; do
+for dtype in $(test_dtypes); do
     for size in 1 3 63 100 257 1024; do
         case_ 01_matmul_add --variant all --dtype "$dtype" --size "$size"
     done

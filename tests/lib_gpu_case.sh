@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # lib_gpu_case.sh: sourced by the tests/gpu_*.sh scripts (not a test itself).
 #
 # gpu_case LABEL MIN_CHECKS PROGRAM ARGS...
@@ -15,6 +16,7 @@ quick() { [ "${TEST_LEVEL:-full}" = quick ]; }
 # The dtypes a script loops over: bf16 alone when quick.
 test_dtypes() { if quick; then echo bf16; else echo bf16 fp16 fp32; fi; }
 
+# shellcheck disable=SC2154 # $tmp, the caller's scratch directory, is set by the sourcing script
 gpu_case() {
     local label=$1 min=$2 program=$3
     shift 3

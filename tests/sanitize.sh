@@ -15,7 +15,7 @@
 # of a stage that calls cuBLAS can take minutes per case, and a bounded run should say which
 # cases it did not finish rather than end without a word. An incomplete run fails the target.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export PATH=$PATH:${CUDA_HOME:-/usr/local/cuda}/bin
@@ -50,16 +50,17 @@ check() {  # check TOOL LABEL COMMAND...: one PASS/FAIL/SKIP line
 }
 
 one_tool() {  # every case under one tool
-    local tool=$1 small="--wait 0 --warmup-steps 0 --steps 1 --no-plot --no-trace --out $tmp/out-$1"
-    [ -x bin/01_matmul_add ] && check "$tool" "01 size 67 batched 2" bin/01_matmul_add --variant all --size 67 --batched 2 $small
+    local tool=$1
+    local small=(--wait 0 --warmup-steps 0 --steps 1 --no-plot --no-trace --out "$tmp/out-$1")
+    [ -x bin/01_matmul_add ] && check "$tool" "01 size 67 batched 2" bin/01_matmul_add --variant all --size 67 --batched 2 "${small[@]}"
     if [ -x bin/02_linear ]; then
         for v in epilogue view addmm transpose_copy; do  # one case per variant: each is a run of its own
-            check "$tool" "02 $v 33x35->17" bin/02_linear --variant $v --batch 33 --in_dim 35 --out_dim 17 $small
+            check "$tool" "02 $v 33x35->17" bin/02_linear --variant "$v" --batch 33 --in_dim 35 --out_dim 17 "${small[@]}"
         done
     fi
-    [ -x bin/03_simple_mlp ] && check "$tool" "03 2x65 72->130" bin/03_simple_mlp --batch 2 --seq 65 --dim 72 --hidden 130 $small
-    [ -x bin/04_fused_mlp ] && check "$tool" "04 ladder 2x65 72->130" bin/04_fused_mlp --batch 2 --seq 65 --dim 72 --hidden 130 $small
-    [ -x bin/04_fused_mlp ] && check "$tool" "04 decode 1x3 72->130" bin/04_fused_mlp --variant decode --batch 1 --seq 3 --dim 72 --hidden 130 $small
+    [ -x bin/03_simple_mlp ] && check "$tool" "03 2x65 72->130" bin/03_simple_mlp --batch 2 --seq 65 --dim 72 --hidden 130 "${small[@]}"
+    [ -x bin/04_fused_mlp ] && check "$tool" "04 ladder 2x65 72->130" bin/04_fused_mlp --batch 2 --seq 65 --dim 72 --hidden 130 "${small[@]}"
+    [ -x bin/04_fused_mlp ] && check "$tool" "04 decode 1x3 72->130" bin/04_fused_mlp --variant decode --batch 1 --seq 3 --dim 72 --hidden 130 "${small[@]}"
     for t in bin/tests/gpu_*; do
         [ "$t" = bin/tests/gpu_04_gemm_geglu ] && continue  # below, one case per version
         [ -x "$t" ] && check "$tool" "$(basename "$t")" "$t"

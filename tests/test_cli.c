@@ -1,5 +1,6 @@
 /* CPU tests of the shared flag parser: good input parses, every bad input is refused with a
  * message naming the flag. */
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -132,17 +133,80 @@ static int test_given(void)
     return 0;
 }
 
-static int test_help(void)
+/* A flag given twice, or two flags that would do nothing together: refused by name, not left
+ * for the last one to win silently. */
+static int test_repeated_and_conflicting(void)
 {
     common_args a;
     char err[256];
+    EXPECT_BAD("--dtype given twice", "--dtype", "fp16", "--dtype", "bf16");
+    EXPECT_BAD("--size given twice", "--size", "8", "--size=16");
+    EXPECT_BAD("--no-plot given twice", "--no-plot", "--no-plot");
+    EXPECT_BAD("--out given twice", "--out", "a", "--out", "b");
+    EXPECT_BAD("--steps and --active are one flag", "--steps", "3", "--active", "4");
+    EXPECT_BAD("--active and --steps are one flag", "--active", "3", "--steps", "4");
+    EXPECT_BAD("--steps given twice", "--steps", "3", "--steps", "3");
+    EXPECT_BAD("--trace-api does nothing with --no-trace", "--no-trace", "--trace-api", "all");
+    EXPECT_BAD("--trace-api does nothing with --no-trace", "--trace-api", "kineto", "--no-trace");
+    EXPECT_BAD("--sweep does not take --trace-api", "--sweep", "--trace-api", "all");
+    EXPECT_BAD("--out: 'a?b' holds a control character (byte 0x0a)", "--out", "a\nb");
+    EXPECT_BAD("--dump: 'd?' holds a control character (byte 0x7f)", "--dump", "d\177");
+    EXPECT(parse(&a, err, "--steps", "5", END) == CLI_OK && a.steps_spelled, "%s", err);
+    EXPECT(strcmp(cli_given_name(&a, GIVEN_ACTIVE), "steps") == 0, "named as typed");
+    EXPECT(parse(&a, err, "--active", "5", "--out", "o", END) == CLI_OK && !a.steps_spelled, "%s", err);
+    EXPECT(strcmp(cli_given_name(&a, GIVEN_ACTIVE | GIVEN_OUT), "active") == 0, "the first of the bits given");
+    EXPECT(strcmp(cli_given_name(&a, GIVEN_OUT), "out") == 0, "--out");
+    EXPECT(cli_given_name(&a, GIVEN_DUMP) == NULL, "--dump was not given");
+    return 0;
+}
+
+/* Parses with stdout sent to `path`; returns the parser's code. */
+static int parse_to_file(const char *path, common_args *a, char *err, const char *first, const char *second,
+                         const char *third)
+{
     fflush(stdout);
     FILE *saved = stdout;
-    stdout = fopen("/dev/null", "w");
-    int rc = parse(&a, err, "--help", END);
+    stdout = fopen(path, "w");
+    if (!stdout) {
+        stdout = saved;
+        return -1;
+    }
+    int rc = parse(a, err, first, second, third, END);
     fclose(stdout);
     stdout = saved;
-    EXPECT(rc == CLI_HELP, "rc %d", rc);
+    return rc;
+}
+
+/* --help prints the usage only when every argument, those after it too, is good; the defaults
+ * it shows are the defaults, whatever else is on the line. */
+static int test_help(void)
+{
+    common_args a;
+    char err[256], path[] = "/tmp/test_cli_help_XXXXXX", text[8192] = "";
+    int fd = mkstemp(path);
+    EXPECT(fd >= 0, "mkstemp");
+    close(fd);
+    EXPECT(parse_to_file(path, &a, err, "--help", END, END) == CLI_HELP, "--help: %s", err);
+    EXPECT(parse_to_file(path, &a, err, "--help", "--bogus", END) == CLI_ERROR && strstr(err, "'--bogus'"),
+           "--help --bogus: %s", err);
+    EXPECT(parse_to_file(path, &a, err, "--help", "--size", "0") == CLI_ERROR && strstr(err, "too small"),
+           "--help --size 0: %s", err);
+    EXPECT(parse_to_file(path, &a, err, "--help", "--help", END) == CLI_ERROR && strstr(err, "--help given twice"),
+           "--help --help: %s", err);
+    FILE *f = fopen(path, "r");
+    EXPECT(f != NULL, "reopen");
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    EXPECT(n == 0, "a refused --help printed %zu bytes", n);
+    EXPECT(parse_to_file(path, &a, err, "--size", "128", "--help") == CLI_HELP, "--size 128 --help: %s", err);
+    f = fopen(path, "r");
+    EXPECT(f != NULL, "reopen");
+    n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    unlink(path);
+    EXPECT(strstr(text, "usage: test_stage [FLAGS]") && strstr(text, "\nstage flags:\n"), "usage:\n%s", text);
+    EXPECT(strstr(text, "matrix size (default 64, 1..32768)"), "the default shown is the default:\n%s", text);
     return 0;
 }
 
@@ -172,6 +236,7 @@ int main(void)
     TEST_RUN(test_good_flags);
     TEST_RUN(test_bad_flags);
     TEST_RUN(test_given);
+    TEST_RUN(test_repeated_and_conflicting);
     TEST_RUN(test_help);
     TEST_RUN(test_mul);
     TEST_EXIT();

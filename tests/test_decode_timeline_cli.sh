@@ -3,7 +3,7 @@
 # bad input exits 1 with one line on stderr naming the problem; without a GPU a valid command
 # exits 2 with one "waived" line.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 . tests/lib_cli.sh
 bin=bin/decode_timeline
 if [ ! -x "$bin" ]; then

@@ -3,7 +3,7 @@
 # without the GPU, so it exits 1 with one line on stderr naming the problem, even on a machine
 # without one, and creates nothing (no output directory).
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 bin=bin/04_fused_mlp
 if [ ! -x "$bin" ]; then
     echo "SKIP 04_fused_mlp refusals: $bin not built (make 04_fused_mlp)"

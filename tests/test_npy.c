@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "harness.h"
 #include "npy.h"
 
@@ -325,12 +326,17 @@ static int test_bad_input(void)
     return 0;
 }
 
+static int have_numpy(void)
+{
+    char *probe[] = {"python3", "-c", "import numpy", NULL};
+    return run_argv(probe, 1) == 0;
+}
+
 /* NumPy loads what we wrote (dtype, shape, values; bf16 through the documented bit
  * convention), and we read what NumPy wrote. */
 static int test_numpy_loads_ours(void)
 {
-    if (system("python3 -c 'import numpy' >/dev/null 2>&1") != 0)
-        SKIP("python3 cannot import numpy (install python3-numpy to run this test)");
+    if (!have_numpy()) SKIP("python3 cannot import numpy (install python3-numpy to run this test)");
 
     const size_t shape[2] = {2, 3};
     const float values[6] = {-2.0f, -0.5f, 0.0f, 0.25f, 1.5f, 3.0f}; /* exact in every dtype */
@@ -346,22 +352,19 @@ static int test_numpy_loads_ours(void)
     const size_t shape3[3] = {2, 1, 3};
     EXPECT(npy_write(in_dir("np_3d.npy"), DTYPE_FP32, shape3, 3, values) == 0, "write 3-D");
 
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd,
-             "python3 -c \""
-             "import numpy as np, sys\n"
-             "d = sys.argv[1]\n"
-             "want = np.array([[-2.0, -0.5, 0.0], [0.25, 1.5, 3.0]], dtype=np.float32)\n"
-             "a = np.load(d + '/np_fp32.npy'); assert a.dtype == np.float32 and a.shape == (2, 3), a\n"
-             "assert (a == want).all(), a\n"
-             "a = np.load(d + '/np_fp16.npy'); assert a.dtype == np.float16 and (a == want).all(), a\n"
-             "a = np.load(d + '/np_bf16.npy'); assert a.dtype == np.uint16 and a.shape == (2, 3), a\n"
-             "assert ((a.astype(np.uint32) << 16).view(np.float32) == want).all(), a\n"
-             "a = np.load(d + '/np_3d.npy'); assert a.shape == (2, 1, 3) and (a.reshape(2, 3) == want).all()\n"
-             "np.save(d + '/from_numpy.npy', np.arange(12, dtype='<f2').reshape(3, 4))\n"
-             "\" %s",
-             dir);
-    EXPECT(system(cmd) == 0, "NumPy loads our files with the right dtype, shape and values");
+    char *check[] = {"python3", "-c",
+                     "import numpy as np, sys\n"
+                     "d = sys.argv[1]\n"
+                     "want = np.array([[-2.0, -0.5, 0.0], [0.25, 1.5, 3.0]], dtype=np.float32)\n"
+                     "a = np.load(d + '/np_fp32.npy'); assert a.dtype == np.float32 and a.shape == (2, 3), a\n"
+                     "assert (a == want).all(), a\n"
+                     "a = np.load(d + '/np_fp16.npy'); assert a.dtype == np.float16 and (a == want).all(), a\n"
+                     "a = np.load(d + '/np_bf16.npy'); assert a.dtype == np.uint16 and a.shape == (2, 3), a\n"
+                     "assert ((a.astype(np.uint32) << 16).view(np.float32) == want).all(), a\n"
+                     "a = np.load(d + '/np_3d.npy'); assert a.shape == (2, 1, 3) and (a.reshape(2, 3) == want).all()\n"
+                     "np.save(d + '/from_numpy.npy', np.arange(12, dtype='<f2').reshape(3, 4))\n",
+                     dir, NULL};
+    EXPECT(run_argv(check, 0) == 0, "NumPy loads our files with the right dtype, shape and values");
 
     char descr[16];
     size_t got_shape[NPY_MAX_NDIM], bytes;
@@ -381,8 +384,7 @@ static int test_numpy_loads_ours(void)
  * finds the relative error between two of them: the path --load takes, without PyTorch. */
 static int test_compare_scripts_read_ours(void)
 {
-    if (system("python3 -c 'import numpy' >/dev/null 2>&1") != 0)
-        SKIP("python3 cannot import numpy (install python3-numpy to run this test)");
+    if (!have_numpy()) SKIP("python3 cannot import numpy (install python3-numpy to run this test)");
     if (access("compare/common.py", R_OK) != 0) SKIP("compare/common.py not found from this directory");
     const size_t shape[2] = {2, 2};
     float a[4] = {1.0f, -2.0f, 0.5f, 4.0f}, b[4] = {1.0f, -2.0f, 0.5f, 4.0f};
@@ -392,20 +394,17 @@ static int test_compare_scripts_read_ours(void)
     dtype_round_and_pack(DTYPE_BF16, b, bits_b, 4);
     EXPECT(npy_write(in_dir("y.npy"), DTYPE_BF16, shape, 2, bits) == 0, "write y");
     EXPECT(npy_write(in_dir("y_other.npy"), DTYPE_BF16, shape, 2, bits_b) == 0, "write y_other");
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd,
-             "python3 -c \""
-             "import sys, math; sys.path.insert(0, 'compare'); import common\n"
-             "d = sys.argv[1]\n"
-             "assert common.outputs_in(d) == ['y', 'y_other'], common.outputs_in(d)\n"
-             "y = common.to_float64(common.load_npy(d, 'y', 'bf16'), 'bf16')\n"
-             "assert y.tolist() == [[1.0, -2.0], [0.5, 4.0]], y\n"
-             "o = common.to_float64(common.load_npy(d, 'y_other', 'bf16'), 'bf16')\n"
-             "err = common.rel_fro_error(o, y)\n"
-             "assert abs(err - 0.03125 / math.sqrt(1 + 4 + 0.25 + 16)) < 1e-12, err\n"
-             "\" %s",
-             dir);
-    EXPECT(system(cmd) == 0, "compare/common.py decodes our bf16 files and measures their difference");
+    char *check[] = {"python3", "-c",
+                     "import sys, math; sys.path.insert(0, 'compare'); import common\n"
+                     "d = sys.argv[1]\n"
+                     "assert common.outputs_in(d) == ['y', 'y_other'], common.outputs_in(d)\n"
+                     "y = common.to_float64(common.load_npy(d, 'y', 'bf16'), 'bf16')\n"
+                     "assert y.tolist() == [[1.0, -2.0], [0.5, 4.0]], y\n"
+                     "o = common.to_float64(common.load_npy(d, 'y_other', 'bf16'), 'bf16')\n"
+                     "err = common.rel_fro_error(o, y)\n"
+                     "assert abs(err - 0.03125 / math.sqrt(1 + 4 + 0.25 + 16)) < 1e-12, err\n",
+                     dir, NULL};
+    EXPECT(run_argv(check, 0) == 0, "compare/common.py decodes our bf16 files and measures their difference");
     return 0;
 }
 
@@ -423,8 +422,6 @@ int main(void)
     TEST_RUN(test_bad_input);
     TEST_RUN(test_numpy_loads_ours);
     TEST_RUN(test_compare_scripts_read_ours);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) printf("note: could not remove %s\n", dir);
+    if (remove_tree(dir) != 0) printf("note: could not remove %s\n", dir);
     TEST_EXIT();
 }

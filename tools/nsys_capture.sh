@@ -128,7 +128,7 @@ echo "+ nsys profile -t $trace --capture-range=cudaProfilerApi --capture-range-e
 rc=${PIPESTATUS[0]}
 [ "$rc" -eq 0 ] || { echo "nsys_capture: nsys profile exit status $rc" >&2; exit "$rc"; }
 
-csv=$(ls "$scratch/out"/*.csv 2>/dev/null | head -n 1)
+csv=$(find "$scratch/out" -maxdepth 1 -name '*.csv' 2>/dev/null | sort | head -n 1)
 [ -n "$csv" ] || die "the stage wrote no .csv under nsys, so its run's tag is unknown"
 tag=$(basename "$csv" .csv)$suffix
 dir=traces/$stage

@@ -26,7 +26,7 @@ for c in "${NSYS_2025:-}" "$(command -v nsys 2>/dev/null)" /usr/local/cuda*/bin/
          /opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys /opt/nvidia/nsight-systems/*/bin/nsys; do
     [ -n "$c" ] && [ -x "$c" ] && { rec[nsys2025]=$c; break; }
 done
-pack=$(ls .nsys/target/nsys-target-*.tar.xz 2>/dev/null | head -n 1)
+pack=$(find .nsys/target -maxdepth 1 -name 'nsys-target-*.tar.xz' 2>/dev/null | sort | head -n 1)
 if [ -n "$pack" ]; then
     dest=$(mktemp -d)
     if tar -C "$dest" -xJf "$pack" 2>&1 ||

@@ -55,7 +55,7 @@ works() {
 }
 
 if ! works; then
-    command -v apt-get >/dev/null && command -v dpkg >/dev/null || die "needs apt-get and dpkg (Debian or Ubuntu)"
+    { command -v apt-get >/dev/null && command -v dpkg >/dev/null; } || die "needs apt-get and dpkg (Debian or Ubuntu)"
     src=/etc/apt/sources.list.d/debian.sources
     [ -f "$src" ] || die "$src not found: cannot tell which Debian mirror to use"
     mirror=$(awk '/^URIs:/ && $2 !~ /security/ {print $2; exit}' "$src")

@@ -100,6 +100,19 @@ def depth_of(ranges):
     return depth
 
 
+def gp_string(text):
+    """text as a gnuplot string expression: each line in single quotes, where nothing is special
+    but a quote, written twice, and the lines joined by "\\n" (a script's line ends its command).
+    In double quotes a quote, a backslash or a backtick in a name or title would end the string or
+    run a command."""
+    return '."\\n".'.join("'" + line.replace("'", "''") + "'" for line in text.split("\n"))
+
+
+def as_file(path):
+    """gnuplot reads an output name starting with '|' as a command to write to."""
+    return path if os.path.isabs(path) else os.path.join(".", path)
+
+
 def panel(path, window, title):
     """One window as boxes (row, start, end, label, colour index), arrows and row labels."""
     t0, cpu, gpu, origin = load_window(path, window)
@@ -156,7 +169,7 @@ def main():
         script = os.path.join(tmp, "plot.gp")
         with open(script, "w") as f:
             f.write(f"""set terminal pngcairo size 1400,{sum(heights)} font "sans,9"
-set output "{a.png}"
+set output {gp_string(as_file(a.png))}
 set grid xtics
 set style fill solid 0.6 border -1
 set palette defined (1 "#9ecae1", 2 "#fdae6b", 3 "#74c476")
@@ -172,15 +185,15 @@ set multiplot
                 f.write(f"""unset arrow
 set origin 0,{top / sum(heights):.4f}
 set size 1,{h / sum(heights):.4f}
-set title "{p["title"]}" noenhanced
-set xlabel "microseconds from {p["origin"]}" noenhanced
+set title {gp_string(p["title"])} noenhanced
+set xlabel {gp_string("microseconds from " + p["origin"])} noenhanced
 set ytics ({", ".join(p["labels"])})
 set yrange [{-p["gpu_row"] - 0.8}:0.8]
 """)
                 for s, t in p["arrows"]:
                     f.write(f"set arrow from {s:.3f},{-p['api_row'] - 0.35} to {t:.3f},{-p['gpu_row'] + 0.35} "
                             "lc rgb '#555555' lw 0.8\n")
-                f.write(f"""plot "{data}" using 1:2:3:4:5 with boxxyerror lc palette notitle, \\
+                f.write(f"""plot {gp_string(data)} using 1:2:3:4:5 with boxxyerror lc palette notitle, \\
      "" using 7:2:6 with labels left offset 0.2,0 font "sans,7" noenhanced notitle
 """)
             f.write("unset multiplot\n")
