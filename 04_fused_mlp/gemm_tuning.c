@@ -95,7 +95,7 @@ int gemm_tuned_version(dtype_t t, const void *x, const void *wg, const void *wu,
      * tensor maps, scratch), timed once; those within 1.5x of the best, in alternating rounds. */
     const int n = gemm_geglu_n_versions() < MAX_VERSIONS ? gemm_geglu_n_versions() : MAX_VERSIONS;
     gemm_call calls[MAX_VERSIONS + 1];
-    double once[MAX_VERSIONS + 1], us[MAX_VERSIONS + 1][ROUNDS], best_once = INFINITY;
+    double once[MAX_VERSIONS + 1] = {0}, us[MAX_VERSIONS + 1][ROUNDS], best_once = INFINITY;
     int in[MAX_VERSIONS + 1] = {0};
     for (int v = 1; v <= n; v++) {
         if (!gemm_geglu_runs_here(v) || !gemm_geglu_accepts(v, t, M, dim, hidden, NULL, 0)) continue;
