@@ -74,17 +74,6 @@ __device__ __forceinline__ uint4 load8(const T *mat, size_t row, size_t n_rows, 
     return v;
 }
 
-// The same for the token rows: a row past n_rows reads row 0 and yields zeros by a select, so
-// that lanes of one warp on both sides of the last token do not branch apart (with 13 tokens,
-// three of the eight rows of the upper half are past it).
-template <typename T>
-__device__ __forceinline__ uint4 load8_row_or_zeros(const T *mat, size_t row, size_t n_rows, size_t k, size_t K,
-                                                   bool vec)
-{
-    const uint4 v = load8(mat, row < n_rows ? row : 0, n_rows, k, K, vec);
-    return row < n_rows ? v : make_uint4(0, 0, 0, 0);
-}
-
 // Programmatic dependent launch (sm_90): the kernel after us may start now; and: wait here until
 // the kernel before us has completed. Both are no-ops without a programmatic launch.
 __device__ __forceinline__ void grid_dependents_launch(void)
@@ -159,8 +148,8 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
 #pragma unroll
                 for (int h = 0; h < 2; h++) {
                     const size_t k = (s0 + (size_t)u * warps) * 64 + h * 32 + c * 8;
-                    x_lo[u][h] = load8_row_or_zeros(x, t_lo, (size_t)tokens, k, K, vec);
-                    x_hi[u][h] = load8_row_or_zeros(x, t_hi, (size_t)tokens, k, K, vec);
+                    x_lo[u][h] = load8(x, t_lo, (size_t)tokens, k, K, vec);
+                    x_hi[u][h] = load8(x, t_hi, (size_t)tokens, k, K, vec);
                 }
 #pragma unroll
             for (int u = 0; u < DECODE_UNROLL; u++)
