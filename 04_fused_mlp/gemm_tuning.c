@@ -42,6 +42,13 @@ static int tuning_path(char *path, size_t len)
     return gpu_store_path(path, len, "gemm_tuning", p.name, driver);
 }
 
+/* The file as the report names it: from traces/ on, the checkout's own folders. */
+static const char *shown(const char *path)
+{
+    const char *t = strstr(path, "/traces/");
+    return t ? t + 1 : path;
+}
+
 /* The file's text when it was written for this build (its first line), else empty. */
 static void read_file(const char *path, char *text, size_t len)
 {
@@ -87,7 +94,7 @@ int gemm_tuned_version(dtype_t t, const void *x, const void *wg, const void *wu,
     if (known >= 1 && known <= gemm_geglu_n_versions() && gemm_geglu_runs_here(known) &&
         gemm_geglu_accepts(known, t, M, dim, hidden, NULL, 0)) {
         snprintf(why, len, "measured before, at this shape with this build: %s (us per call; %s)",
-                 line + strlen(key), path);
+                 line + strlen(key), shown(path));
         return known;
     }
 
@@ -138,7 +145,7 @@ int gemm_tuned_version(dtype_t t, const void *x, const void *wg, const void *wu,
             else fprintf(f, "build %s\n", gemm_geglu_build_stamp());
             fprintf(f, "%s%d %s\n", key, best, times);
             if (out_commit(f, tmp, path) == 0)
-                snprintf(why + strlen(why), len - strlen(why), "; kept in %s", path);
+                snprintf(why + strlen(why), len - strlen(why), "; kept in %s", shown(path));
         }
     }
     return best;
