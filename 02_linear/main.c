@@ -221,7 +221,8 @@ static int explain_views(const void *flags, const common_args *a)
     const linear_flags *f = flags;
     if (!f->explain) return -1;
     const char *ignored = cli_given_name(a, ~0u);
-    if (!ignored && (a->given_own & 1u)) ignored = opts[0].name; /* --batch: the views have no rows of x */
+    for (size_t i = 0; !ignored && i < sizeof opts / sizeof opts[0]; i++) /* --batch: the views have no rows of x */
+        if ((a->given_own >> i & 1) && opts[i].offset == offsetof(linear_flags, batch)) ignored = opts[i].name;
     if (ignored) {
         program_error("--explain-views does not take --%s (it prints the 3x2 example and W^T's layout, then exits: "
                       "no run, no files)", ignored);

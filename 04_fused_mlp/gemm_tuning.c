@@ -12,6 +12,7 @@
 #include "gemm_geglu.h"
 #include "out.h"
 #include "prof.h"
+#include "program.h"
 #include "stats.h"
 
 enum { MAX_VERSIONS = 16, ROUNDS = 5 };
@@ -84,17 +85,23 @@ static int lookup(const char *text, const char *key, char *line, size_t len)
 int gemm_tuned_version(dtype_t t, const void *x, const void *wg, const void *wu, void *m, size_t M, size_t dim,
                        size_t hidden, cudaStream_t stream, char *why, size_t len)
 {
+    enum { FILE_BYTES = 1 << 16 };
     char path[PATH_MAX], key[96], line[512];
-    static char text[1 << 16];
+    char *text = malloc(FILE_BYTES);
+    if (!text) {
+        program_error("out of host memory");
+        exit(EXIT_BAD_INPUT);
+    }
     const int have_path = tuning_path(path, sizeof path) == 0;
     key_of(key, sizeof key, t, M, dim, hidden);
-    if (have_path) read_file(path, text, sizeof text);
+    if (have_path) read_file(path, text, FILE_BYTES);
     else text[0] = '\0';
     const int known = lookup(text, key, line, sizeof line);
     if (known >= 1 && known <= gemm_geglu_n_versions() && gemm_geglu_runs_here(known) &&
         gemm_geglu_accepts(known, t, M, dim, hidden, NULL, 0)) {
         snprintf(why, len, "measured before, at this shape with this build: %s (us per call; %s)",
                  line + strlen(key), shown(path));
+        free(text);
         return known;
     }
 
@@ -113,7 +120,10 @@ int gemm_tuned_version(dtype_t t, const void *x, const void *wg, const void *wu,
         in[v] = 1;
         if (once[v] < best_once) best_once = once[v];
     }
-    if (isinf(best_once)) return 0;
+    if (isinf(best_once)) {
+        free(text);
+        return 0;
+    }
     const double want = 2000.0 / (best_once > 1 ? best_once : 1); /* about 2 ms of the best per round */
     const int calls_per_round = want < 3 ? 3 : want > 200 ? 200 : (int)want;
     for (int v = 1; v <= n; v++) in[v] = in[v] && once[v] <= 1.5 * best_once;
@@ -148,5 +158,6 @@ int gemm_tuned_version(dtype_t t, const void *x, const void *wg, const void *wu,
                 snprintf(why + strlen(why), len - strlen(why), "; kept in %s", shown(path));
         }
     }
+    free(text);
     return best;
 }
