@@ -17,6 +17,7 @@
  * tests/test_trace_schema.py).
  */
 #include "harness.h"
+#include "trace_rows.h"
 #include "prof.h"
 #include "trace.h"
 #include "trace_model.h"
@@ -113,16 +114,6 @@ static trace_model *synthetic_step(void)
         return NULL;
     }
     return m;
-}
-
-static const trace_table_row *row_named(const trace_model *m, const char *name)
-{
-    size_t n = 0;
-    const trace_table_row *rows = trace_model_table(m, &n);
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(rows[i].name, name) == 0)
-            return &rows[i];
-    return NULL;
 }
 
 static bool near(double a, double b) { return fabs(a - b) < 1e-6; }

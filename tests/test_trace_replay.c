@@ -24,6 +24,7 @@
  * current layout. Without them it checks the reader on records of its own.
  */
 #include "harness.h"
+#include "trace_rows.h"
 #include "trace_model.h"
 
 #include <stdint.h>
@@ -154,16 +155,6 @@ static trace_model *read_records(const char *path)
     if (ok && m && trace_model_build(m) == 0)
         return m;
     trace_model_free(m);
-    return NULL;
-}
-
-static const trace_table_row *row_named(const trace_model *m, const char *name)
-{
-    size_t n = 0;
-    const trace_table_row *rows = trace_model_table(m, &n);
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(rows[i].name, name) == 0)
-            return &rows[i];
     return NULL;
 }
 
