@@ -74,7 +74,8 @@ void stage_compare(const stage_def *d, int first, int last, const stage_result *
     printf("\n%-22s %7s %10s %10s %10s %8s %8s %8s %10s %7s %5s\n", "variant", "kernels", "HBM MB", "fwd_us", "step_us",
            "TFLOP/s", "% floor", "vs first", "rel_err", "SM MHz", "W");
     FILE *f = out_open(csv, tmp, sizeof tmp);
-    if (f) fprintf(f, "variant,kernels,hbm_mb,fwd_us,step_us,tflops,pct_floor,speedup,floor_us,rel_err,sm_mhz,power_w\n");
+    if (f) fprintf(f, "variant,kernels,hbm_mb,fwd_us,step_us,tflops,pct_floor,speedup,floor_us,rel_err,sm_mhz,power_w,"
+                      "forwards\n");
     for (int i = 0; i < n_rows; i++) {
         int v = first + i, is_variant = v <= last;
         if (!ok[i]) {
@@ -100,8 +101,8 @@ void stage_compare(const stage_def *d, int first, int last, const stage_result *
         printf("%-22s %7s %10s %10.2f %10s %8.1f %8s %7.2fx %10s %7.0f %5.0f\n", names[i], kern_s, bytes_s, fwd, step_s,
                tflops, pct_s, first_us / fwd, err_s, sm, w);
         if (f)
-            fprintf(f, "%s,%s,%.3f,%.3f,%.3f,%.2f,%.2f,%.3f,%.3f,%s,%.0f,%.1f\n", names[i], kern_s, bytes / 1e6, fwd,
-                    is_variant ? r[v].step_us : NAN, tflops, pct, first_us / fwd, fl > 0 ? fl : NAN, err_s, sm, w);
+            fprintf(f, "%s,%s,%.3f,%.3f,%.3f,%.2f,%.2f,%.3f,%.3f,%s,%.0f,%.1f,%d\n", names[i], kern_s, bytes / 1e6, fwd,
+                    is_variant ? r[v].step_us : NAN, tflops, pct, first_us / fwd, fl > 0 ? fl : NAN, err_s, sm, w, n);
     }
     if (f && out_commit(f, tmp, csv) == 0) {
         printf("wrote %s\n", csv);

@@ -1,6 +1,6 @@
 # The fusion ladder of one run, from its ladder CSV
-# (rung or variant,kernels,hbm_mb,fwd_us,step_us,tflops,pct_floor,speedup,floor_us,rel_err,sm_mhz,power_w): per
-# rung, the time per forward issued back to back and the GPU time of one step, against the floor
+# (rung or variant,kernels,hbm_mb,fwd_us,step_us,tflops,pct_floor,speedup,floor_us,rel_err,sm_mhz,power_w,
+# forwards): per rung, the time per forward issued back to back and the GPU time of one step, against the floor
 # (dashed) set by the measured GEMM and copy ceilings. Each bar is labelled with its speed-up over
 # eager, and its name on the x axis with the median SM clock and board power while it ran back
 # to back: a rung that runs at a lower clock runs slower for that reason alone.

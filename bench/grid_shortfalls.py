@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""grid_shortfalls.py: the points of a shape grid that fall short of the speed targets.
+
+  python3 bench/grid_shortfalls.py docs/results/h200-2026-12-01/shape_grid/shape_grid.csv
+
+Reads the CSV bench/shape_grid.py writes and prints one line per point and target missed:
+  gemm       from 128 tokens, our GEMM (the version --gemm auto picks) at least as fast as
+             cuBLAS's plain [Wg; Wu] GEMM
+  epilogue   from 17 tokens, the epilogue rung no slower than the merged rung
+  decode     up to 16 tokens with 50 MB of weights or more, decode at 85% of the floor or better;
+             never slower than the graph rung; at the article's 8 tokens (768 -> 3072) 7.0 us or less
+  graph      the graph rung within 1% of the best rung that is not a graph
+  pytorch    the best rung at most 0.85x the best PyTorch where the floor is under 500 us, 0.92x
+             where it is 500 us or more (both sides held by the power cap)
+A target whose columns are empty at a point (no PyTorch there, say) is said once per point as
+"not measured". Exit status: 0 no point short, 1 some point short (or bad input).
+"""
+import csv
+import sys
+
+COLUMNS_NEEDED = ("dim", "hidden", "tokens", "floor_us", "eager_us", "fused_geglu_us", "merged_us", "epilogue_us",
+                  "graph_us", "decode_us", "cublas_gemm_us", "our_gemm_us", "torch_best_us")
+NOT_GRAPH = ("eager_us", "fused_geglu_us", "merged_us", "epilogue_us", "decode_us")
+BF16_BYTES = 2
+
+
+def value(row, column):
+    text = row.get(column, "")
+    try:
+        v = float(text)
+    except ValueError:
+        return None
+    return v if v == v else None
+
+
+def shortfalls(row):
+    """(target, message) for each target this point misses; "not measured" ones too."""
+    dim, hidden, tokens = int(row["dim"]), int(row["hidden"]), int(row["tokens"])
+    v = {c: value(row, c) for c in COLUMNS_NEEDED[3:]}
+    out = []
+    if tokens >= 128:
+        if v["our_gemm_us"] is None or v["cublas_gemm_us"] is None:
+            out.append(("gemm", "not measured"))
+        elif v["our_gemm_us"] > v["cublas_gemm_us"]:
+            out.append(("gemm", "our GEMM %.1f us is %.1f%% of cuBLAS's speed (%.1f us)"
+                        % (v["our_gemm_us"], 100 * v["cublas_gemm_us"] / v["our_gemm_us"], v["cublas_gemm_us"])))
+    if tokens >= 17 and v["epilogue_us"] is not None and v["merged_us"] is not None \
+            and v["epilogue_us"] > v["merged_us"]:
+        out.append(("epilogue", "epilogue %.1f us slower than merged %.1f us" % (v["epilogue_us"], v["merged_us"])))
+    if tokens <= 16:
+        weights_mb = 3.0 * dim * hidden * BF16_BYTES / 1e6
+        d, fl, g = v["decode_us"], v["floor_us"], v["graph_us"]
+        if d is None:
+            out.append(("decode", "not measured"))
+        else:
+            if weights_mb >= 50 and fl and d > fl / 0.85:
+                out.append(("decode", "decode %.1f us is %.0f%% of the floor %.1f us (85%% wanted: %.1f us)"
+                            % (d, 100 * fl / d, fl, fl / 0.85)))
+            if g is not None and d > g:
+                out.append(("decode", "decode %.1f us slower than the graph rung %.1f us" % (d, g)))
+            if (dim, hidden, tokens) == (768, 3072, 8) and d > 7.0:
+                out.append(("decode", "decode %.2f us at the article's 8 tokens (7.0 wanted)" % d))
+    best_plain = [v[c] for c in NOT_GRAPH if v[c] is not None]
+    if v["graph_us"] is not None and best_plain and v["graph_us"] > 1.01 * min(best_plain):
+        out.append(("graph", "graph %.1f us, %.1f%% over the best other rung %.1f us"
+                    % (v["graph_us"], 100 * (v["graph_us"] / min(best_plain) - 1), min(best_plain))))
+    best = min([x for x in best_plain + [v["graph_us"]] if x is not None], default=None)
+    if v["torch_best_us"] is None or best is None:
+        out.append(("pytorch", "not measured"))
+    else:
+        limit = 0.85 if (v["floor_us"] or 0) < 500 else 0.92
+        if best > limit * v["torch_best_us"]:
+            out.append(("pytorch", "best rung %.1f us is %.2fx the best PyTorch %.1f us (%.2fx wanted)"
+                        % (best, best / v["torch_best_us"], v["torch_best_us"], limit)))
+    return out
+
+
+def main(argv):
+    if len(argv) != 1:
+        sys.stderr.write("usage: bench/grid_shortfalls.py SHAPE_GRID_CSV\n")
+        return 1
+    try:
+        with open(argv[0], newline="") as f:
+            reader = csv.DictReader(f)
+            missing = [c for c in COLUMNS_NEEDED if c not in (reader.fieldnames or ())]
+            if missing:
+                sys.stderr.write("grid_shortfalls: error: %s has no column %s\n" % (argv[0], ", ".join(missing)))
+                return 1
+            rows = list(reader)
+    except OSError as e:
+        sys.stderr.write("grid_shortfalls: error: %s\n" % e)
+        return 1
+    if not rows:
+        sys.stderr.write("grid_shortfalls: error: %s has no points\n" % argv[0])
+        return 1
+    short = 0
+    for row in rows:
+        for target, message in shortfalls(row):
+            print("%5s -> %-5s %6s tokens  %-8s %s" % (row["dim"], row["hidden"], row["tokens"], target, message))
+            short += 1
+    print("%d points, %d shortfalls" % (len(rows), short))
+    return 1 if short else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

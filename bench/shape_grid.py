@@ -1,0 +1,441 @@
+#!/usr/bin/env python3
+"""shape_grid.py: the fusion ladder, our GEMM and PyTorch across LLM MLP shapes, in one CSV.
+
+  ./run 04_fused_mlp --shapes                         every model and token count below
+  ./run 04_fused_mlp --shapes --models 4096x11008 --tokens 13,1200
+  python3 bench/shape_grid.py --out docs/results/h200-2026-12-01/shape_grid --models 768x3072
+
+The chapters measure one shape, the article's: 64 x 128 tokens, 768 -> 3072. A reader's model
+is another shape, and which rung wins, how close our GEMM comes to cuBLAS and how far PyTorch is
+behind all change with it. Per point (dim, hidden, tokens), in bf16:
+
+  ours      bin/04_fused_mlp --variant ladder --gemm all: every rung in alternating rounds (the
+            ladder's own table), cuBLAS's plain [Wg; Wu] GEMM next to every version of our GEMM,
+            the version --gemm auto picks, the floor, SM clock and power. Every rung and every
+            version is checked against the CPU reference in the same run (a failed check stops
+            the grid).
+  PyTorch   compare/grid_torch.py, one process for the whole grid: eager, torch.compile, and
+            max-autotune (up to 16 tokens also reduce-overhead and max-autotune with CUDA
+            graphs), each checked against a float64 forward, then timed with the number of
+            forwards back to back our ladder used, 5 rounds that alternate its modes.
+  rounds    --rounds R (default 2): ours, PyTorch, ours, PyTorch...; a column is the median over
+            the rounds, so both sides share the clocks of the moment.
+
+Models: the article's 768 -> 3072, LLaMA-7B's 4096 -> 11008, LLaMA-3-8B's 4096 -> 14336, and one
+of eight tensor-parallel shards of LLaMA-2-70B's MLP, 8192 -> 3584. Tokens: 1, 8, 16 (decode),
+128, 512, 2048, 8192, 32768 (prefill).
+
+Resumable: the CSVs are rewritten after every point, and a point already in <out>/shape_grid.csv
+(with PyTorch's columns, unless --no-torch) is kept, not run again. --budget-s S starts no new
+point after S seconds, so a long grid runs in pieces.
+
+Writes, in --out (default traces/shape_grid):
+  shape_grid.csv         one row per point: dim,hidden,tokens,floor_us,eager_us,fused_geglu_us,
+                         merged_us,epilogue_us,graph_us,decode_us,cublas_gemm_us,our_gemm_us,
+                         our_gemm_version,torch_eager_us,torch_compile_us,torch_best_us,sm_mhz,watts
+                         (us per forward back to back; our_gemm is the version --gemm auto picks;
+                         sm_mhz and watts: the median over every row of the point, both sides)
+  shape_grid_rows.csv    every timed row of every round: dim,hidden,tokens,round,side,row,us,sm_mhz,watts
+  shape_grid_gemm.csv    every GEMM version at every point: dim,hidden,tokens,version,name,us,pct_cublas,picked
+  points/<dim>x<hidden>_<tokens>/  each run's output (ladder and GEMM CSVs, the log of each round)
+  heat_gemm.png, heat_torch.png, heat_floor.png   our GEMM / cuBLAS, best rung / best PyTorch and
+                         best rung / floor (time ratios), with gnuplot
+Then bench/grid_shortfalls.py <out>/shape_grid.csv lists the points short of the targets.
+Exit status: 0 done, 1 bad input or a failed check, 2 waived (no usable GPU).
+"""
+import argparse
+import csv
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXIT_BAD_INPUT, EXIT_WAIVED = 1, 2
+MODELS = ((768, 3072), (4096, 11008), (4096, 14336), (8192, 3584))
+TOKENS = (1, 8, 16, 128, 512, 2048, 8192, 32768)
+COLUMNS = ("dim", "hidden", "tokens", "floor_us", "eager_us", "fused_geglu_us", "merged_us", "epilogue_us",
+           "graph_us", "decode_us", "cublas_gemm_us", "our_gemm_us", "our_gemm_version", "torch_eager_us",
+           "torch_compile_us", "torch_best_us", "sm_mhz", "watts")
+ROW_COLUMNS = ("dim", "hidden", "tokens", "round", "side", "row", "us", "sm_mhz", "watts")
+GEMM_COLUMNS = ("dim", "hidden", "tokens", "version", "name", "us", "pct_cublas", "picked")
+RUNGS = ("eager", "fused_geglu", "merged", "epilogue", "graph", "decode")
+# "our GEMM: version 6, pingpong (--gemm auto: ...)": the version the epilogue rung ran.
+PICKED = re.compile(r"^our GEMM: version (\d+),", re.M)
+
+
+def error(message, code=EXIT_BAD_INPUT):
+    sys.stderr.write("shape_grid: error: %s\n" % message)
+    sys.exit(code)
+
+
+def model_list(text):
+    models = []
+    for part in text.split(","):
+        m = re.fullmatch(r"([0-9]{1,6})x([0-9]{1,7})", part)
+        if not m or not 1 <= int(m.group(1)) <= 65536 or not 1 <= int(m.group(2)) <= 262144:
+            raise argparse.ArgumentTypeError("'%s' is not a comma-separated list of DIMxHIDDEN "
+                                             "(dim 1..65536, hidden 1..262144), e.g. 768x3072" % text)
+        models.append((int(m.group(1)), int(m.group(2))))
+    if len(set(models)) != len(models):
+        raise argparse.ArgumentTypeError("'%s' repeats a model" % text)
+    return models
+
+
+def token_list(text):
+    values = []
+    for part in text.split(","):
+        if not re.fullmatch(r"[0-9]{1,7}", part) or not 1 <= int(part) <= 1048576:
+            raise argparse.ArgumentTypeError("'%s' is not a comma-separated list of token counts (1..1048576)"
+                                             % text)
+        values.append(int(part))
+    if len(set(values)) != len(values):
+        raise argparse.ArgumentTypeError("'%s' repeats a token count" % text)
+    return values
+
+
+def whole(lo, hi):
+    def parse(text):
+        if not re.fullmatch(r"[0-9]{1,9}", text) or not lo <= int(text) <= hi:
+            raise argparse.ArgumentTypeError("'%s' is not a whole number in %d..%d" % (text, lo, hi))
+        return int(text)
+    return parse
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 1, as our stages do
+        sys.stderr.write("shape_grid: error: %s\n" % message)
+        sys.exit(EXIT_BAD_INPUT)
+
+
+def parse_args(argv):
+    p = Parser(prog="bench/shape_grid.py", allow_abbrev=False,
+               description="the fusion ladder, our GEMM and PyTorch across LLM MLP shapes, one CSV")
+    p.add_argument("--models", type=model_list, default=list(MODELS),
+                   help="DIMxHIDDEN,... (default %s)" % ",".join("%dx%d" % m for m in MODELS))
+    p.add_argument("--tokens", type=token_list, default=list(TOKENS),
+                   help="token counts (default %s)" % ",".join(map(str, TOKENS)))
+    p.add_argument("--rounds", type=whole(1, 9), default=2, help="rounds that alternate ours and PyTorch (default 2)")
+    p.add_argument("--seed", type=whole(0, 2**31 - 1), default=1234, help="seed of the random inputs (default 1234)")
+    p.add_argument("--out", default="traces/shape_grid", help="output directory (default traces/shape_grid)")
+    p.add_argument("--budget-s", type=whole(1, 10**7), default=None,
+                   help="start no new point after this many seconds (the rest resumes next time)")
+    p.add_argument("--no-torch", action="store_true", help="our side only; PyTorch's columns stay empty")
+    p.add_argument("--no-plot", action="store_true", help="the CSVs only, no heat maps")
+    p.add_argument("--stage", default="bin/04_fused_mlp", help=argparse.SUPPRESS)  # the tests' stand-in
+    args = p.parse_args(argv)
+    if args.out == "":
+        p.error("--out: directory name empty")
+    return args
+
+
+def key_of(row):
+    return (int(row["dim"]), int(row["hidden"]), int(row["tokens"]))
+
+
+def read_csv(path, columns):
+    """The rows of a CSV we wrote before, {} when there is none; another header is bad input."""
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        r = csv.DictReader(f)
+        if tuple(r.fieldnames or ()) != columns:
+            error("%s has the header %s, not this grid's; move it away or give another --out"
+                  % (path, ",".join(r.fieldnames or ())))
+        return list(r)
+
+
+def write_csv(path, columns, rows):
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=columns, lineterminator="\n")
+        w.writeheader()
+        for row in rows:
+            w.writerow({c: fmt(row.get(c)) for c in columns})
+    os.replace(tmp, path)
+
+
+def fmt(v):
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return "%.3f" % v if v == v else ""
+    return str(v)
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def number(text):
+    try:
+        v = float(text)
+    except (TypeError, ValueError):
+        return None
+    return v if v == v else None
+
+
+# ---- ours -------------------------------------------------------------------------------------
+
+def run_ours(args, dim, hidden, tokens, folder, rnd):
+    """One ladder run with --gemm all: {"rows": {rung: (us, mhz, w)}, "floor", "forwards", "gemm", "picked"}."""
+    cmd = [args.stage, "--variant", "ladder", "--gemm", "all", "--batch", str(tokens), "--seq", "1",
+           "--dim", str(dim), "--hidden", str(hidden), "--dtype", "bf16", "--seed", str(args.seed),
+           "--no-trace", "--no-plot", "--out", folder]
+    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    with open(os.path.join(folder, "round%d.log" % rnd), "w") as f:
+        f.write("$ %s\n%s" % (" ".join(cmd), proc.stdout))
+    if proc.returncode == EXIT_WAIVED:
+        last = (proc.stdout.strip().splitlines() or ["exit status 2"])[-1]
+        print("shape_grid: waived: %s" % last)
+        sys.exit(EXIT_WAIVED)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stdout[-3000:])
+        error("%s exited with status %d (its output: %s/round%d.log)" % (" ".join(cmd), proc.returncode, folder, rnd))
+    stem = "%dx1_%dx%d_bf16" % (tokens, dim, hidden)
+    ladder = os.path.join(folder, "ladder_%s.csv" % stem)
+    gemm = os.path.join(folder, "gemm_versions_%s.csv" % stem)
+    picked = PICKED.findall(proc.stdout)
+    for path in (ladder, gemm):
+        if not os.path.exists(path):
+            error("%s wrote no %s (its output: %s/round%d.log)" % (args.stage, path, folder, rnd))
+    if not picked:
+        error("%s printed no 'our GEMM: version N' line (its output: %s/round%d.log)" % (args.stage, folder, rnd))
+    out = {"rows": {}, "floor": None, "forwards": None, "gemm": {}, "picked": int(picked[0])}
+    with open(ladder, newline="") as f:
+        for row in csv.DictReader(f):
+            out["rows"][row["variant"]] = (number(row["fwd_us"]), number(row["sm_mhz"]), number(row["power_w"]))
+            out["floor"] = out["floor"] or number(row["floor_us"])
+            out["forwards"] = out["forwards"] or number(row.get("forwards"))
+    with open(gemm, newline="") as f:
+        for row in csv.DictReader(f):
+            out["gemm"][int(row["version"])] = (row["name"], number(row["us"]))
+    if not out["forwards"]:
+        error("%s has no forwards column" % ladder)
+    return out
+
+
+# ---- PyTorch ----------------------------------------------------------------------------------
+
+class Torch:
+    """compare/grid_torch.py, kept up for the whole grid; None answers once it is not there."""
+
+    def __init__(self):
+        self.proc, self.why = None, ""
+        try:
+            self.proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "compare", "grid_torch.py")], cwd=ROOT,
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        except OSError as e:
+            self.why = str(e)
+
+    def ask(self, command):
+        if self.proc is None:
+            return None
+        try:
+            self.proc.stdin.write(json.dumps(command) + "\n")
+            self.proc.stdin.flush()
+            line = self.proc.stdout.readline()
+        except (BrokenPipeError, OSError):
+            line = ""
+        if not line:
+            code = self.proc.wait()
+            self.why = "PyTorch's side ended (exit status %d%s)" % (code, ": no PyTorch or no GPU" if code == 2 else "")
+            self.proc = None
+            return None
+        answer = json.loads(line)
+        if "error" in answer:
+            error("PyTorch: %s" % answer["error"])
+        return answer
+
+    def close(self):
+        if self.proc is not None:
+            self.ask({"cmd": "quit"})
+            self.proc.wait()
+
+
+# ---- one point --------------------------------------------------------------------------------
+
+def run_point(args, torch, dim, hidden, tokens):
+    folder = os.path.join(args.out, "points", "%dx%d_%d" % (dim, hidden, tokens))
+    os.makedirs(folder, exist_ok=True)
+    compiled = torch.ask({"cmd": "point", "dim": dim, "hidden": hidden, "tokens": tokens,
+                          "seed": args.seed}) if torch else None
+    if compiled:
+        print("  PyTorch compiled %s in %s s, relative errors %s" % (
+            ", ".join(compiled["modes"]), ", ".join("%g" % compiled["compile_s"][m] for m in compiled["modes"]),
+            ", ".join("%.2e" % compiled["rel_err"][m] for m in compiled["modes"])))
+    rows, ours, theirs = [], [], []
+    for rnd in range(1, args.rounds + 1):
+        o = run_ours(args, dim, hidden, tokens, folder, rnd)
+        ours.append(o)
+        for name, (us, mhz, w) in o["rows"].items():
+            rows.append({"dim": dim, "hidden": hidden, "tokens": tokens, "round": rnd, "side": "ours", "row": name,
+                         "us": us, "sm_mhz": mhz, "watts": w})
+        t = torch.ask({"cmd": "time", "forwards": int(o["forwards"]), "rounds": 5}) if compiled else None
+        if t:
+            theirs.append(t)
+            for mode, us in t["us"].items():
+                rows.append({"dim": dim, "hidden": hidden, "tokens": tokens, "round": rnd, "side": "torch",
+                             "row": mode, "us": us, "sm_mhz": t["sm_mhz"][mode], "watts": t["watts"][mode]})
+    point = {"dim": dim, "hidden": hidden, "tokens": tokens, "floor_us": median(o["floor"] for o in ours)}
+    for rung in RUNGS:
+        point[rung + "_us"] = median(o["rows"].get(rung, (None,))[0] for o in ours)
+    picked = ours[0]["picked"]
+    point["cublas_gemm_us"] = median(o["gemm"].get(0, ("", None))[1] for o in ours)
+    point["our_gemm_us"] = median(o["gemm"].get(picked, ("", None))[1] for o in ours)
+    point["our_gemm_version"] = picked
+    if theirs:
+        modes = list(theirs[0]["us"])
+        per_mode = {m: median(t["us"][m] for t in theirs) for m in modes}
+        point["torch_eager_us"] = per_mode.get("eager")
+        point["torch_compile_us"] = per_mode.get("compile")
+        point["torch_best_us"] = min(v for v in per_mode.values() if v is not None)
+    point["sm_mhz"] = median(r["sm_mhz"] for r in rows)
+    point["watts"] = median(r["watts"] for r in rows)
+    gemm_rows = []
+    for v, (name, _) in sorted(ours[0]["gemm"].items()):
+        us = median(o["gemm"].get(v, ("", None))[1] for o in ours)
+        pct = 100.0 * point["cublas_gemm_us"] / us if us and point["cublas_gemm_us"] else None
+        gemm_rows.append({"dim": dim, "hidden": hidden, "tokens": tokens, "version": v, "name": name, "us": us,
+                          "pct_cublas": pct, "picked": int(v == picked)})
+    return point, rows, gemm_rows
+
+
+def summary_line(p):
+    ours = [(p[r + "_us"], r) for r in RUNGS if p.get(r + "_us")]
+    best_us, best = min(ours)
+    parts = ["best rung %s %.1f us" % (best, best_us), "floor %.1f" % p["floor_us"] if p["floor_us"] else "floor -"]
+    if p.get("cublas_gemm_us") and p.get("our_gemm_us"):
+        parts.append("our GEMM v%d %.0f%% of cuBLAS" % (p["our_gemm_version"],
+                                                        100.0 * p["cublas_gemm_us"] / p["our_gemm_us"]))
+    if p.get("torch_best_us"):
+        parts.append("best PyTorch %.1f us (ours %.2fx)" % (p["torch_best_us"], best_us / p["torch_best_us"]))
+    if p.get("sm_mhz"):
+        parts.append("%.0f MHz %.0f W" % (p["sm_mhz"], p["watts"] or 0))
+    return ", ".join(parts)
+
+
+# ---- heat maps --------------------------------------------------------------------------------
+
+HEAT_MAPS = (
+    ("heat_gemm", "our GEMM / cuBLAS's plain [Wg; Wu] GEMM (time; under 1: ours faster)",
+     lambda p: ratio(p.get("our_gemm_us"), p.get("cublas_gemm_us"))),
+    ("heat_torch", "best rung / best PyTorch (time per forward; under 1: ours faster)",
+     lambda p: ratio(best_rung(p), p.get("torch_best_us"))),
+    ("heat_floor", "best rung / floor (time per forward; 1: at the floor)",
+     lambda p: ratio(best_rung(p), p.get("floor_us"))),
+)
+
+
+def ratio(a, b):
+    return a / b if a and b else None
+
+
+def best_rung(p):
+    values = [p.get(r + "_us") for r in RUNGS if p.get(r + "_us")]
+    return min(values) if values else None
+
+
+def plot_heat_maps(out, points, gpu):
+    """Three PNGs with gnuplot (common/plots/grid_heatmap.gp); a missing gnuplot is one line."""
+    gnuplot = shutil.which("gnuplot")
+    if not gnuplot:
+        print("plot: gnuplot not found; CSV files written, no PNG (install gnuplot)")
+        return
+    models = sorted({(p["dim"], p["hidden"]) for p in points})
+    tokens = sorted({p["tokens"] for p in points})
+    for name, title, value_of in HEAT_MAPS:
+        cells = [(tokens.index(p["tokens"]), models.index((p["dim"], p["hidden"])), value_of(p), p) for p in points]
+        cells = [c for c in cells if c[2] is not None]
+        if not cells:
+            print("%s: no point has the values it needs; no PNG" % name)
+            continue
+        data = os.path.join(out, name + ".csv")
+        with open(data, "w") as f:
+            f.write("x,y,value,tokens,model\n")
+            for x, y, v, p in cells:
+                f.write("%d,%d,%.4f,%d,%dx%d\n" % (x, y, v, p["tokens"], p["dim"], p["hidden"]))
+        png = os.path.join(out, name + ".png")
+        full_title = "%s, bf16, %s" % (title, gpu) if gpu else title + ", bf16"
+        proc = subprocess.run([gnuplot, "-c", os.path.join(ROOT, "common", "plots", "call.gp"), "grid_heatmap.gp",
+                               data, png, full_title], cwd=os.path.join(ROOT, "common", "plots"),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if proc.returncode == 0:
+            print("wrote %s" % png)
+        else:
+            print("plot: gnuplot failed on %s: %s" % (data, proc.stdout.strip().splitlines()[-1:]))
+
+
+def gpu_name(rows_dir):
+    """The GPU's name from the first round log that names it, for the plot titles."""
+    for root, _, files in os.walk(rows_dir):
+        for name in sorted(files):
+            if name.endswith(".log"):
+                with open(os.path.join(root, name), errors="replace") as f:
+                    m = re.search(r"^== comparison: [^,]+, (.+)$", f.read(), re.M)
+                if m:
+                    return m.group(1).strip()
+    return ""
+
+
+def main(argv):
+    args = parse_args(argv)
+    if not os.path.isabs(args.out):
+        args.out = os.path.join(os.getcwd(), args.out)
+    stage = args.stage if os.path.isabs(args.stage) else os.path.join(ROOT, args.stage)
+    if not os.access(stage, os.X_OK):
+        error("%s is not built (make 04_fused_mlp)" % args.stage)
+    args.stage = stage
+    os.makedirs(args.out, exist_ok=True)
+    paths = {n: os.path.join(args.out, "shape_grid%s.csv" % s) for n, s in (("grid", ""), ("rows", "_rows"),
+                                                                             ("gemm", "_gemm"))}
+    grid = {key_of(r): r for r in read_csv(paths["grid"], COLUMNS)}
+    rows = read_csv(paths["rows"], ROW_COLUMNS)
+    gemm = read_csv(paths["gemm"], GEMM_COLUMNS)
+    todo = [(d, h, t) for d, h in args.models for t in args.tokens
+            if (d, h, t) not in grid or (not args.no_torch and not grid[(d, h, t)]["torch_best_us"])]
+    print("shape grid: %d points asked, %d already in %s, %d to run" % (
+        len(args.models) * len(args.tokens), len(args.models) * len(args.tokens) - len(todo), paths["grid"],
+        len(todo)))
+    torch = None if args.no_torch or not todo else Torch()
+    start = time.monotonic()
+    try:
+        for i, (dim, hidden, tokens) in enumerate(todo):
+            if args.budget_s is not None and time.monotonic() - start > args.budget_s:
+                print("shape grid: --budget-s %d spent; %d points left for the next run" % (args.budget_s,
+                                                                                              len(todo) - i))
+                break
+            t0 = time.monotonic()
+            print("[%d/%d] %d -> %d, %d tokens" % (i + 1, len(todo), dim, hidden, tokens), flush=True)
+            point, new_rows, gemm_rows = run_point(args, torch, dim, hidden, tokens)
+            key = (dim, hidden, tokens)
+            grid[key] = point
+            rows = [r for r in rows if key_of(r) != key] + new_rows
+            gemm = [r for r in gemm if key_of(r) != key] + gemm_rows
+            order = sorted(grid, key=lambda k: (k[0], k[1], k[2]))
+            write_csv(paths["grid"], COLUMNS, [grid[k] for k in order])
+            write_csv(paths["rows"], ROW_COLUMNS, rows)
+            write_csv(paths["gemm"], GEMM_COLUMNS, gemm)
+            print("  %s (%.0f s)" % (summary_line(point), time.monotonic() - t0), flush=True)
+            if torch is not None and torch.proc is None and torch.why:
+                print("  PyTorch's columns stay empty: %s" % torch.why)
+                torch.why = ""
+    finally:
+        if torch is not None:
+            torch.close()
+    print("wrote %s, %s, %s" % (paths["grid"], paths["rows"], paths["gemm"]))
+    if not args.no_plot and grid:
+        points = [{c: (number(v) if c not in ("dim", "hidden", "tokens", "our_gemm_version") else
+                       (int(v) if v not in ("", None) else None)) for c, v in p.items()} for p in grid.values()]
+        plot_heat_maps(args.out, points, gpu_name(os.path.join(args.out, "points")))
+    print("points short of the targets: python3 bench/grid_shortfalls.py %s" % paths["grid"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
