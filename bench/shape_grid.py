@@ -126,10 +126,13 @@ def parse_args(argv):
                    help="start no new point after this many seconds (the rest resumes next time)")
     p.add_argument("--no-torch", action="store_true", help="our side only; PyTorch's columns stay empty")
     p.add_argument("--no-plot", action="store_true", help="the CSVs only, no heat maps")
+    p.add_argument("--plot-only", action="store_true", help="run nothing: redraw the heat maps from <out>'s CSV")
     p.add_argument("--stage", default="bin/04_fused_mlp", help=argparse.SUPPRESS)  # the tests' stand-in
     args = p.parse_args(argv)
     if args.out == "":
         p.error("--out: directory name empty")
+    if args.plot_only and args.no_plot:
+        p.error("--plot-only and --no-plot leave nothing to do")
     return args
 
 
@@ -254,8 +257,13 @@ class Torch:
 
     def close(self):
         if self.proc is not None:
-            self.ask({"cmd": "quit"})
+            try:
+                self.proc.stdin.write(json.dumps({"cmd": "quit"}) + "\n")
+                self.proc.stdin.close()
+            except OSError:
+                pass
             self.proc.wait()
+            self.proc = None
 
 
 # ---- one point --------------------------------------------------------------------------------
@@ -341,6 +349,13 @@ def best_rung(p):
     return min(values) if values else None
 
 
+def parsed(row):
+    """A grid row with numbers for values, read back from the CSV or as run_point made it."""
+    ints = ("dim", "hidden", "tokens", "our_gemm_version")
+    return {c: (int(float(v)) if v not in ("", None) else None) if c in ints else
+            (v if isinstance(v, float) else number(v)) for c, v in row.items()}
+
+
 def plot_heat_maps(out, points, gpu):
     """Three PNGs with gnuplot (common/plots/grid_heatmap.gp); a missing gnuplot is one line."""
     gnuplot = shutil.which("gnuplot")
@@ -387,6 +402,12 @@ def main(argv):
     args = parse_args(argv)
     if not os.path.isabs(args.out):
         args.out = os.path.join(os.getcwd(), args.out)
+    if args.plot_only:
+        grid = read_csv(os.path.join(args.out, "shape_grid.csv"), COLUMNS)
+        if not grid:
+            error("%s has no shape_grid.csv to draw" % args.out)
+        plot_heat_maps(args.out, [parsed(p) for p in grid], gpu_name(os.path.join(args.out, "points")))
+        return 0
     stage = args.stage if os.path.isabs(args.stage) else os.path.join(ROOT, args.stage)
     if not os.access(stage, os.X_OK):
         error("%s is not built (make 04_fused_mlp)" % args.stage)
@@ -430,9 +451,7 @@ def main(argv):
             torch.close()
     print("wrote %s, %s, %s" % (paths["grid"], paths["rows"], paths["gemm"]))
     if not args.no_plot and grid:
-        points = [{c: (number(v) if c not in ("dim", "hidden", "tokens", "our_gemm_version") else
-                       (int(v) if v not in ("", None) else None)) for c, v in p.items()} for p in grid.values()]
-        plot_heat_maps(args.out, points, gpu_name(os.path.join(args.out, "points")))
+        plot_heat_maps(args.out, [parsed(p) for p in grid.values()], gpu_name(os.path.join(args.out, "points")))
     print("points short of the targets: python3 bench/grid_shortfalls.py %s" % paths["grid"])
     return 0
 
