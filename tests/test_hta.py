@@ -22,8 +22,10 @@ the trace a run makes today.
     sequences under the range differ by construction: both are shown, not compared.
     One exception, printed as a note: a call that fails on ours only under HTA's rounding (it
     passes in HTA's nanosecond mode), where every slice that rounding makes negative is of a
-    kind PyTorch's trace of the same program holds under a microsecond too (memsets of 0.77 us):
-    which of them goes negative is a matter of where the nanoseconds fall.
+    kind PyTorch's trace of the same program holds under a microsecond too (memsets of 0.77 us),
+    and where the test shows that which of them goes negative is a matter of where the
+    nanoseconds fall: our trace with every timestamp a fraction of a microsecond later passes,
+    and PyTorch's, moved a fraction later, fails the same call the same way.
   - The traces without a PyTorch counterpart (01's addmm, 02's transpose_copy, 04's graph and
     decode rungs): every call that succeeds on all of PyTorch's traces must succeed on ours.
   - Each trace alone, in HTA's nanosecond mode (HTA_DISABLE_NS_ROUNDING=1: the durations exact):
@@ -295,10 +297,40 @@ def sub_microsecond_categories(json_path, rounded_negative):
     return found
 
 
-def rounding_excuse(ours_json, rng, call, references):
-    """The note that excuses a failure of `call` on our trace, or None: the call passes in HTA's
-    nanosecond mode, and every kind of slice rounding makes negative in ours is one that
-    PyTorch's traces (`references`) hold under a microsecond too."""
+def shifted(json_path, shift_us, folder):
+    """A copy of the trace with every timestamp later by shift_us: the same program recorded a
+    fraction of a microsecond later. Only where the nanoseconds fall changes."""
+    with open(json_path) as f:
+        trace = json.load(f)
+    for e in trace["traceEvents"]:
+        if isinstance(e.get("ts"), (int, float)):
+            e["ts"] = round(e["ts"] + shift_us, 3)
+    path = os.path.join(folder, "shifted_%d_%s" % (round(shift_us * 1000), os.path.basename(json_path)))
+    with open(path, "w") as f:
+        json.dump(trace, f)
+    return path
+
+
+SHIFTS_US = [k / 10 for k in range(1, 10)]
+
+
+def first_shift(json_path, rng, call, want_ok):
+    """The first shift (SHIFTS_US) under which `call` on the shifted trace succeeds (want_ok) or
+    fails, under HTA's rounding; None when none does."""
+    with tempfile.TemporaryDirectory(prefix="test_hta_shift_") as folder:
+        for shift in SHIFTS_US:
+            if (run_calls(shifted(json_path, shift, folder), rng)[call][0] == "ok") == want_ok:
+                return shift
+    return None
+
+
+def rounding_excuse(ours_json, rng, call, references, ref_range=None):
+    """The note that excuses a failure of `call` on our trace, or None. The failure must be HTA's
+    rounding and nothing of our trace's making, shown three ways: the call passes on ours in
+    HTA's nanosecond mode; every kind of slice rounding makes negative in ours is one PyTorch's
+    traces (`references`) hold under a microsecond too; and it is a matter of where the
+    nanoseconds fall: our trace recorded a fraction of a microsecond later passes, and one of
+    PyTorch's recorded a fraction later fails the same way."""
     if run_calls(ours_json, rng, nanoseconds=True)[call][0] != "ok":
         return None
     negative = sub_microsecond_categories(ours_json, rounded_negative=True)
@@ -307,9 +339,19 @@ def rounding_excuse(ours_json, rng, call, references):
         theirs |= set(sub_microsecond_categories(ref, rounded_negative=False))
     if not negative or not set(negative) <= theirs:
         return None
+    ours_passes = first_shift(ours_json, rng, call, want_ok=True)
+    if ours_passes is None:
+        return None
+    for ref in references:
+        theirs_fails = first_shift(ref, ref_range or rng, call, want_ok=False)
+        if theirs_fails is not None:
+            break
+    else:
+        return None
     slices = "; ".join(f"{c}: {', '.join(sorted(n))}" for c, n in sorted(negative.items()))
     return (f"fails under HTA's rounding to whole microseconds, passes in nanoseconds; rounded "
-            f"below zero: {slices} (PyTorch's traces hold such slices under a microsecond too)")
+            f"below zero: {slices}; ours {ours_passes:.1f} us later passes, PyTorch's "
+            f"{os.path.basename(ref)} {theirs_fails:.1f} us later fails the same way")
 
 
 def range_mirrored(json_path, rng):
@@ -352,7 +394,7 @@ def side_by_side(ours, pandas_major, notes):
             (t_kind, t_val), (o_kind, o_val) = theirs[call], mine[call]
             verdict = "same"
             if t_kind == "ok" and o_kind != "ok":
-                excuse = rounding_excuse(our_json, our_range, call, [ref_json])
+                excuse = rounding_excuse(our_json, our_range, call, [ref_json], ref_range)
                 if excuse:
                     notes.append(f"{label}, {call}: {excuse}")
                     verdict = "ours fails under HTA's rounding only (note)"
