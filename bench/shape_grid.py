@@ -36,7 +36,8 @@ Writes, in --out (default traces/shape_grid):
                          (us per forward back to back; our_gemm is the version --gemm auto picks;
                          sm_mhz and watts: the median over every row of the point, both sides)
   shape_grid_rows.csv    every timed row of every round: dim,hidden,tokens,round,side,row,us,sm_mhz,watts
-  shape_grid_gemm.csv    every GEMM version at every point: dim,hidden,tokens,version,name,us,pct_cublas,picked
+  shape_grid_gemm.csv    every GEMM version at every point: dim,hidden,tokens,version,name,us,tflops,
+                         pct_cublas,picked
   points/<dim>x<hidden>_<tokens>/  each run's output (ladder and GEMM CSVs, the log of each round)
   heat_gemm.png, heat_torch.png, heat_floor.png   our GEMM / cuBLAS, best rung / best PyTorch and
                          best rung / floor (time ratios), with gnuplot
@@ -62,7 +63,7 @@ COLUMNS = ("dim", "hidden", "tokens", "floor_us", "eager_us", "fused_geglu_us", 
            "graph_us", "decode_us", "cublas_gemm_us", "our_gemm_us", "our_gemm_version", "torch_eager_us",
            "torch_compile_us", "torch_best_us", "sm_mhz", "watts")
 ROW_COLUMNS = ("dim", "hidden", "tokens", "round", "side", "row", "us", "sm_mhz", "watts")
-GEMM_COLUMNS = ("dim", "hidden", "tokens", "version", "name", "us", "pct_cublas", "picked")
+GEMM_COLUMNS = ("dim", "hidden", "tokens", "version", "name", "us", "tflops", "pct_cublas", "picked")
 RUNGS = ("eager", "fused_geglu", "merged", "epilogue", "graph", "decode")
 # "our GEMM: version 6, pingpong (--gemm auto: ...)": the version the epilogue rung ran.
 PICKED = re.compile(r"^our GEMM: version (\d+),", re.M)
@@ -309,8 +310,10 @@ def run_point(args, torch, dim, hidden, tokens):
     for v, (name, _) in sorted(ours[0]["gemm"].items()):
         us = median(o["gemm"].get(v, ("", None))[1] for o in ours)
         pct = 100.0 * point["cublas_gemm_us"] / us if us and point["cublas_gemm_us"] else None
+        flops = 2.0 * tokens * dim * 2.0 * hidden  # the [gate | up] GEMM
         gemm_rows.append({"dim": dim, "hidden": hidden, "tokens": tokens, "version": v, "name": name, "us": us,
-                          "pct_cublas": pct, "picked": int(v == picked)})
+                          "tflops": flops / (us * 1e-6) / 1e12 if us else None, "pct_cublas": pct,
+                          "picked": int(v == picked)})
     return point, rows, gemm_rows
 
 

@@ -7,7 +7,9 @@
 - every quoted excerpt matches the source today: a fenced code block directly preceded by a
   link of the form [text](../path/file.c#L10-L24) must hold exactly lines 10..24 of that file;
 - each page stays within its word budget (wc -w, code included);
-- chapters carry no commit hashes, run numbers or development narration.
+- chapters carry no commit hashes, run numbers or development narration;
+- a number pinned to its source (<!-- src: PATH:LINE -->, tests/doc_numbers.py) is on that line
+  as the prose rounds it, and a page in doc_numbers.PINNED pins every measured number.
 Prints one PASS/FAIL line per check and ends with "N passed, N failed".
 """
 import os
@@ -15,6 +17,8 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import doc_numbers  # noqa: E402
 
 # Word budgets (wc -w of the whole file, code included).
 BUDGETS = {
@@ -158,13 +162,51 @@ def check_narration(page, text):
     check(f"no development narration in {page}", not bad, "; ".join(bad[:5]))
 
 
+def check_numbers(page, text):
+    """Pinned numbers match their source lines; a page in doc_numbers.PINNED pins every one."""
+    problems, pinned, n_loose, loose = doc_numbers.check_page(ROOT, page, text)
+    if page in doc_numbers.PINNED:
+        problems += [f"{page}:{n}: {v} has no source" for n, v in loose]
+    elif n_loose and pinned:
+        print(f"note: {page}: {pinned} numbers pinned, {n_loose} not yet")
+    if pinned or page in doc_numbers.PINNED or problems:
+        check(f"numbers pinned in {page} ({pinned})", not problems, "; ".join(problems[:5]) +
+              (f" (+{len(problems) - 5} more)" if len(problems) > 5 else ""))
+
+
+def check_pins_can_fail():
+    """The pin check on made-up pages against a made-up source: it must fail where it should."""
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="test_docs_") as root:
+        with open(os.path.join(root, "src.csv"), "w") as f:
+            f.write("version,us,pct\n6,120.297,111.563\n0,9144.837,100.000\n")
+        cases = [  # (page text, problems expected)
+            ("took 120 us, 112% <!-- src: src.csv:2 -->.\n", 0),
+            ("took 9.14 ms <!-- src: src.csv:3 --> and 9,140 us <!-- src: src.csv:3 -->.\n", 0),
+            ("| 6 | 120 | 112% <!-- src: src.csv:2 --> |\n", 0),
+            ("took 121 us <!-- src: src.csv:2 -->.\n", 1),
+            ("| 6 | 120 | 108% <!-- src: src.csv:2 --> |\n", 1),
+            ("took 120 us <!-- src: src.csv:9 -->.\n", 1),
+            ("took 120 us <!-- src: nowhere.csv:2 -->.\n", 1),
+            ("a ratio, 1.33x <!-- not measured: -->.\n", 1),
+        ]
+        for i, (text, want) in enumerate(cases):
+            problems, _, _, _ = doc_numbers.check_page(root, "case.md", text)
+            check(f"pin check case {i}: {text.strip()[:40]}", (len(problems) > 0) == (want > 0),
+                  f"{len(problems)} problems: {problems}")
+        _, _, loose, _ = doc_numbers.check_page(root, "case.md", "took 120 us, no source.\n")
+        check("pin check: an unpinned number is found", loose == 1, f"{loose} found")
+
+
 def main():
+    check_pins_can_fail()
     for page in pages():
         with open(os.path.join(ROOT, page), encoding="utf-8") as f:
             text = f.read()
         check_links(page, text)
         check_quotes(page, text)
         check_budget(page, text)
+        check_numbers(page, text)
         if page in CHAPTERS or page == "README.md" or page.startswith("docs/"):
             check_narration(page, text)
     for page in CHAPTERS:

@@ -1,0 +1,148 @@
+"""Numbers in the docs pinned to the line they come from, for tests/test_docs.py.
+
+A measured number in prose carries its source in an HTML comment after it, which a reader of
+the rendered page does not see:
+
+    the first version takes 328 us, 41% of cuBLAS's rate <!-- src: docs/results/x/grid.csv:51 -->
+    | 1 | mma.sync | 328 | 236 | 41% <!-- src: docs/results/x/grid.csv:51 --> |
+
+`src:` names one or more lines (`PATH:LINE`, `PATH:LINE,LINE`, or several `PATH:LINE` separated
+by spaces), PATH from the repository's root. The comment covers the measured numbers before it:
+in a table row, every cell that is a number; in prose, every number with a unit (us, ms,
+TFLOP/s, MB, MHz, W, ...), every percentage and every ratio (1.33x) since the previous comment
+of its paragraph. Each must equal a
+number on one of those lines as the prose rounds it: to the decimals it shows, or to its
+significant digits (13,600 for 13,645), after a change of unit by 1000 if need be (9.14 ms for
+9144.8 us). `<!-- not measured: WHY -->` covers numbers that are arithmetic on the shape or a
+datasheet's, and says so.
+
+A page listed in PINNED must pin every measured number; on the others, pins are checked where
+they are and the unpinned numbers are only counted.
+"""
+import os
+import re
+
+PINNED = ("docs/05_writing_the_gemm.md",)
+
+COMMENT = re.compile(r"<!--\s*(src|not measured):\s*(.*?)\s*-->")
+NUMBER = r"[0-9][0-9,]*(?:\.[0-9]+)?"
+UNITS = r"(?:us|ms|s|ns|MB|GB|KB|TB/s|GB/s|TFLOP/s|GFLOP|TFLOP|MHz|W)"
+# a number with a unit; a percentage or a ratio (1.33x) written against it; not '2 x 8192'
+MEASURED = re.compile(r"(?<![\w.#/-])(" + NUMBER + r")(?:\s?" + UNITS + r"(?![\w/])|%|x(?![\w]))")
+CELL_NUMBER = re.compile(r"^\s*(" + NUMBER + r")\s?(?:%|x)?\s*$")
+LINE_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?")
+SOURCE = re.compile(r"([^\s:,]+):([0-9]+(?:,[0-9]+)*)")
+
+
+def value_of(text):
+    return float(text.replace(",", ""))
+
+
+def matches(prose, candidates):
+    """prose ('13,600', '9.14', '41') equals one of the candidates as the prose rounds it."""
+    p = value_of(prose)
+    digits = prose.replace(",", "")
+    decimals = len(digits.split(".")[1]) if "." in digits else 0
+    kept = digits.replace(".", "").lstrip("0")
+    if "." not in digits:
+        kept = kept.rstrip("0")
+    significant = max(len(kept), 2)  # prose rounds to 2 or 3 significant digits, never to 1
+    for x in candidates:
+        for scale in (1.0, 1e-3, 1e3):
+            v = x * scale
+            if round(v, decimals) == p:
+                return True
+            if v != 0 and float("%.*g" % (significant, v)) == p:
+                return True
+    return False
+
+
+def source_numbers(root, spec, cache):
+    """The numbers on the lines a src comment names, or (None, why)."""
+    found = []
+    pairs = SOURCE.findall(spec)
+    if not pairs:
+        return None, f"'{spec}' names no PATH:LINE"
+    for path, lines in pairs:
+        if path not in cache:
+            full = os.path.join(root, path)
+            if not os.path.isfile(full):
+                return None, f"{path} does not exist"
+            with open(full, encoding="utf-8", errors="replace") as f:
+                cache[path] = f.read().splitlines()
+        for n in lines.split(","):
+            n = int(n)
+            if not 1 <= n <= len(cache[path]):
+                return None, f"{path} has no line {n}"
+            found += [float(t) for t in LINE_NUMBER.findall(cache[path][n - 1].replace(",", " "))]
+    return found, None
+
+
+def spans(text):
+    """(line number, covered text, kind, spec) for each comment, and the measured numbers no
+    comment covers as (line number, number)."""
+    covered, loose = [], []
+    fence = False
+    paragraph = []  # (line number, text) since the last comment or blank line
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+            continue
+        if fence:
+            continue
+        if not line.strip():
+            for m, rest in paragraph:
+                loose += [(m, v) for v in MEASURED.findall(strip_code(rest))]
+            paragraph = []
+            continue
+        if line.lstrip().startswith("|"):  # a table row is a span of its own
+            for m, rest in paragraph:
+                loose += [(m, v) for v in MEASURED.findall(strip_code(rest))]
+            paragraph = []
+            c = COMMENT.search(line)
+            cells = [x for x in COMMENT.sub("", line).strip().strip("|").split("|")]
+            numbers = [m.group(1) for x in cells for m in [CELL_NUMBER.match(strip_code(x))] if m]
+            if c:
+                covered.append((n, numbers, c.group(1), c.group(2)))
+            elif not re.match(r"^\s*\|[-:| ]+\|\s*$", line):
+                loose += [(n, v) for v in numbers]
+            continue
+        pos = 0
+        for c in COMMENT.finditer(line):
+            paragraph.append((n, line[pos:c.start()]))
+            numbers = [v for _, t in paragraph for v in MEASURED.findall(strip_code(t))]
+            covered.append((n, numbers, c.group(1), c.group(2)))
+            paragraph, pos = [], c.end()
+        paragraph.append((n, line[pos:]))
+    for m, rest in paragraph:
+        loose += [(m, v) for v in MEASURED.findall(strip_code(rest))]
+    return covered, loose
+
+
+def strip_code(text):
+    """Prose without inline code and link targets: flags and file names are not measurements."""
+    text = re.sub(r"`[^`]*`", "", text)
+    text = re.sub(r"\]\([^)]*\)", "]", text)
+    return re.sub(r"<details>|</details>|<summary>[^<]*</summary>", "", text)
+
+
+def check_page(root, page, text):
+    """(problems, pinned count, loose count) of one page."""
+    problems, cache, pinned = [], {}, 0
+    covered, loose = spans(text)
+    for n, numbers, kind, spec in covered:
+        if kind == "not measured":
+            if not spec:
+                problems.append(f"{page}:{n}: 'not measured' says not why")
+            continue
+        candidates, why = source_numbers(root, spec, cache)
+        if candidates is None:
+            problems.append(f"{page}:{n}: {why}")
+            continue
+        if not numbers:
+            problems.append(f"{page}:{n}: a src comment that covers no number")
+        for v in numbers:
+            pinned += 1
+            if not matches(v, candidates):
+                problems.append(f"{page}:{n}: {v} is not on {spec}")
+    return problems, pinned, len(loose), loose
