@@ -45,7 +45,7 @@ LINE_PX = 12      # one line of labels beside a lane
 TITLE_PX = 34
 AXIS_PX = 46      # the tics and the axis label under the plot
 KEY_PX = 13       # one line of the key
-MAX_LINES = {"range": 2, "api": 2, "gpu": 3, "mirror": 1}
+MAX_LINES = {"range": 3, "api": 2, "gpu": 3, "mirror": 1}
 # colour index: user_annotation, cpu_op, CUDA API, kernel, memcpy/memset, GPU mirror
 COLOUR = {"user_annotation": 1, "cpu_op": 2, "api": 3, "kernel": 4, "gpu_memcpy": 5, "gpu_memset": 5,
           MIRROR_CAT: 6}
@@ -250,7 +250,9 @@ def place_labels(lane, px_per_us, x_max):
     inside, beside, line_end, shortened = [], [], [], {}
     for s, t, name, _ in sorted(lane["slices"]):
         fit, text = label_of(name, (t - s) * px_per_us)
-        if (fit or text) != name and lane["kind"] == "gpu":
+        # the key names a kernel shown shortened or cut ("Memset" for "Memset (Device)" needs none)
+        shown = fit or text
+        if lane["kind"] == "gpu" and shown != name and (shown.endswith("...") or not name.startswith(shown)):
             shortened.setdefault(short_name(name), name)
         if fit:
             inside.append(((s + t) / 2, fit))
