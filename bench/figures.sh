@@ -1,21 +1,29 @@
 #!/usr/bin/env bash
 # Regenerates every figure of the docs (docs/img/*.png) from the raw outputs of one run of
 # bench/run_all.sh, with gnuplot and the scripts in common/plots/ (the stages' own plots):
-#   bench/figures.sh RESULTS_DIR [SWEEPS_DIR]
+#   bench/figures.sh RESULTS_DIR [SWEEPS_DIR [TRACE_DIR]]
 #   bench/figures.sh docs/results/h200-2026-11-30 docs/results/h200-2026-11-29
+#   TRACE_DIR=tests/data/h200-2026-12-01 bench/figures.sh docs/results/h200-2026-11-30 docs/results/h200-2026-11-29
 # The sweeps are optional in run_all.sh (RUN_ONLY=sweeps) and slow, so they may come from an
-# earlier run: SWEEPS_DIR (default RESULTS_DIR) holds the sweep_*.csv files.
-# Each title ends with the GPU, driver, CUDA version and date the run's env.txt names, so a
-# figure says where its numbers came from. Needs gnuplot and python3; no GPU.
+# earlier run: SWEEPS_DIR (default RESULTS_DIR) holds the sweep_*.csv files. The timelines are
+# drawn from the traces under TRACE_DIR (the third argument or the environment; default
+# RESULTS_DIR): a run's results, or a folder of fixtures with a FIXTURES file
+# (tools/h200_fixtures.sh). PyTorch's traces drawn beside ours are tests/data/reference/'s.
+# Each title ends with the GPU, driver, CUDA version and date the run's env.txt (or the
+# fixtures' FIXTURES) names, so a figure says where its numbers came from. Needs gnuplot and
+# python3; no GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-run=${1:?usage: bench/figures.sh RESULTS_DIR [SWEEPS_DIR]}
+run=${1:?usage: bench/figures.sh RESULTS_DIR [SWEEPS_DIR [TRACE_DIR]]}
 sweeps=${2:-$run}
+trace_dir=${3:-${TRACE_DIR:-$run}}
 img=docs/img
 # run_all.sh writes the stages' outputs under traces/; an older copy may have no traces/ level
 traces_of() { if [ -d "$1/traces" ]; then echo "$1/traces"; else echo "$1"; fi; }
 t=$(traces_of "$run")
 ts=$(traces_of "$sweeps")
+tt=$(traces_of "$trace_dir")
+ref=tests/data/reference
 command -v gnuplot >/dev/null || { echo "figures: gnuplot is required" >&2; exit 1; }
 
 # "NVIDIA H200, driver 580.159.04, CUDA 13.0, 2026-11-29" from env.txt
@@ -31,8 +39,18 @@ where_of() {  # where_of PART [DIR]: "GPU, driver D, CUDA C, YYYY-MM-DD"
     day=$(sed -n 's/^date: \([0-9-]*\).*/\1/p' "$env" | head -1)
     echo "$gpu, $cuda, $day"
 }
+where_traces_of() {  # where_traces_of PART: as where_of, for the traces under TRACE_DIR
+    local fx=$trace_dir/FIXTURES
+    [ -f "$fx" ] || { where_of "$1" "$trace_dir"; return; }
+    local gpu cuda day
+    gpu=$(sed -n 's/^gpu: \([^,]*\), \([^,]*\).*/\1, driver \2/p' "$fx" | head -1)
+    cuda=$(sed -n 's/^toolkit: .*release \([0-9.]*\),.*/CUDA \1/p' "$fx" | head -1)
+    day=$(sed -n 's/^date: \([0-9-]*\).*/\1/p' "$fx" | head -1)
+    echo "$gpu, $cuda, $day"
+}
 where=$(where_of 01)
 where_sweeps=$(where_of 01 "$sweeps")
+where_traces=$(where_traces_of 01)
 
 as_file() {  # a name gnuplot reads as a file: it takes '<cmd' and '|cmd' as commands
     case $1 in /*) printf '%s' "$1" ;; *) printf './%s' "$1" ;; esac
@@ -48,34 +66,48 @@ sweep_plot() {  # sweep_plot SCRIPT CSV PNG TITLE: as plot, dated by the sweeps'
     plot "$@"
     where=$w
 }
-timeline() {  # timeline TRACE STEP PNG TITLE
-    [ -f "$1" ] || { echo "figures: $1 missing" >&2; exit 1; }
-    tools/trace_timeline.py "$1" "$2" "$3" --title "$4 ($where)"
+timeline() {  # timeline TRACE STEP PNG TITLE [REF_TRACE REF_STEP REF_TITLE]: dated by TRACE_DIR
+    local f
+    for f in "$1" "${5:-$1}"; do [ -f "$f" ] || { echo "figures: $f missing" >&2; exit 1; }; done
+    if [ $# -ge 7 ]; then
+        tools/trace_timeline.py "$1" "$2" "$3" --title "ours: $4 ($where_traces)" --also "$5" "$6" "$7"
+    else
+        tools/trace_timeline.py "$1" "$2" "$3" --title "$4 ($where_traces)"
+    fi
     echo "wrote $3"
 }
+torch_title() {  # torch_title WHAT STEP: the title of PyTorch's panel
+    echo "PyTorch 2.11's trace: $1, the same program on the same GPU, $2"
+}
 
+mt=$tt/01_matmul_add
+timeline "$mt/64_bf16_cold_eager.json" "ProfilerStep#3" "$img/01_timeline_64_eager_step3.png" "matmul + add, size 64, eager, ProfilerStep#3"
+timeline "$mt/64_bf16_cold_addmm.json" "ProfilerStep#3" "$img/01_timeline_64_addmm_step3.png" "matmul + add, size 64, addmm (bias copied, GEMM with beta = 1), ProfilerStep#3"
+timeline "$mt/cold_step/64_bf16_cold_eager.json" "ProfilerStep#0" "$img/01_timeline_64_eager_step0.png" "matmul + add, size 64, eager, the cold ProfilerStep#0"
+timeline "$mt/bmm/b8_64_bf16_cold_eager.json" "ProfilerStep#3" "$img/01_timeline_b8_eager_step3.png" "matmul + add, 8 x size 64 (batched), eager, ProfilerStep#3"
 m=$t/01_matmul_add
-timeline "$m/64_bf16_cold_eager.json" "ProfilerStep#3" "$img/01_timeline_64_eager_step3.png" "matmul + add, size 64, eager, ProfilerStep#3"
-timeline "$m/cold_step/64_bf16_cold_eager.json" "ProfilerStep#0" "$img/01_timeline_64_eager_step0.png" "matmul + add, size 64, eager, the cold ProfilerStep#0"
-timeline "$m/bmm/b8_64_bf16_cold_eager.json" "ProfilerStep#3" "$img/01_timeline_b8_eager_step3.png" "matmul + add, 8 x size 64 (batched), eager, ProfilerStep#3"
 plot steps.gp "$m/64_bf16_cold_eager.csv" "$img/01_steps_64_cold_eager.png" "matmul + add, size 64, eager, no warm-up"
 plot steps.gp "$m/64_bf16_warm_eager.csv" "$img/01_steps_64_warm_eager.png" "matmul + add, size 64, eager, 5 warm-up forwards"
 plot steps.gp "$m/4096_bf16_cold_eager.csv" "$img/01_steps_4096_eager_30.png" "matmul + add, size 4096, eager, 30 steps"
 sweep_plot crossover.gp "$ts/01_matmul_add/sweep_bf16_eager.csv" "$img/01_crossover_eager.png" "matmul + add, eager, bf16"
 sweep_plot crossover.gp "$ts/01_matmul_add/sweep_bf16_fused.csv" "$img/01_crossover_fused.png" "matmul + add, fused, bf16"
 
+# t is a view (no call, no kernel under it), and one GEMM with the bias in its epilogue
+timeline "$tt/02_linear/1024x32x64_bf16_cold_epilogue.json" "ProfilerStep#3" "$img/02_timeline_ours_vs_pytorch.png" \
+    "Linear 32 -> 64, batch 1024, epilogue, ProfilerStep#3" \
+    "$ref/torch_02_linear_1024x32x64.json" "ProfilerStep#3" "$(torch_title "nn.Linear 32 -> 64, batch 1024" "ProfilerStep#3")"
 l=$t/02_linear
 plot steps.gp "$l/1024x32x64_bf16_cold_epilogue.csv" "$img/02_linear_1024x32x64_bf16_cold_epilogue.png" "Linear 32 -> 64, batch 1024, epilogue"
 sweep_plot batch_crossover.gp "$ts/02_linear/sweep_32x64_bf16_epilogue.csv" "$img/02_linear_sweep_32x64_bf16_epilogue.png" "Linear 32 -> 64, epilogue, bf16"
 
+st=$tt/03_simple_mlp
+timeline "$st/64x128_768x3072_bf16_cold_eager.json" "ProfilerStep#3" "$img/03_timeline_article_eager_step3.png" "GeGLU MLP, article shape, eager, ProfilerStep#3"
+timeline "$st/cold_step/64x128_768x3072_bf16_cold_eager.json" "ProfilerStep#0" "$img/03_timeline_article_eager_step0.png" "GeGLU MLP, article shape, eager, the cold ProfilerStep#0"
+# Ours beside PyTorch's: its metadata ops (aten::t, aten::view, ...) and the same five kernels
+timeline "$st/64x128_768x3072_bf16_cold_eager.json" "ProfilerStep#3" "$img/03_timeline_ours_vs_pytorch.png" \
+    "GeGLU MLP, article shape, eager, ProfilerStep#3" \
+    "$ref/torch_03_mlp_article_eager.json" "ProfilerStep#3" "$(torch_title "GeGLU MLP, article shape, eager" "ProfilerStep#3")"
 s=$t/03_simple_mlp
-timeline "$s/64x128_768x3072_bf16_cold_eager.json" "ProfilerStep#3" "$img/03_timeline_article_eager_step3.png" "GeGLU MLP, article shape, eager, ProfilerStep#3"
-timeline "$s/cold_step/64x128_768x3072_bf16_cold_eager.json" "ProfilerStep#0" "$img/03_timeline_article_eager_step0.png" "GeGLU MLP, article shape, eager, the cold ProfilerStep#0"
-# Ours beside PyTorch's: one forward of the reference trace (it has no steps: its 2nd forward's kernels)
-ref=docs/results/h200-2026-11-30/reference/pytorch-geglu-mlp-h200.trace.json
-tools/trace_timeline.py "$s/64x128_768x3072_bf16_cold_eager.json" "ProfilerStep#3" "$img/03_timeline_ours_vs_pytorch.png" \
-    --title "ours: GeGLU MLP, article shape, eager, ProfilerStep#3 ($where)" \
-    --also "$ref" "kernels:5+5" "PyTorch 2.11 eager, the same MLP on an H200: one forward"
 plot steps.gp "$s/1x8_768x3072_bf16_cold_eager.csv" "$img/03_simple_mlp_steps_1x8_768x3072_bf16.png" "GeGLU MLP, 8 tokens, eager"
 sweep_plot tokens_sweep.gp "$ts/03_simple_mlp/sweep_768x3072_bf16_eager.csv" "$img/03_simple_mlp_sweep_768x3072_bf16_eager.png" "GeGLU MLP 768 -> 3072, eager, bf16"
 

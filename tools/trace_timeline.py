@@ -11,11 +11,15 @@ launches, from the start of the outermost op around the first launch to the end 
 op around the last. --also draws a second window (of the same or another trace) under the first,
 on the same time scale: two traces side by side.
 
-Rows from top to bottom: the ranges by nesting depth (user_annotation, cpu_op), the CUDA runtime
-and driver calls (cuda_runtime, cuda_driver), then the GPU (kernel, gpu_memcpy, gpu_memset); an
-arrow from each launch to its GPU work (the ac2g flows). Times are microseconds from the start of
-the window. Needs only Python and gnuplot: for a reader without a browser at hand, or a figure in
-the docs.
+Lanes from top to bottom, named as PyTorch's layers: the ranges by nesting depth, each lane named
+by its category and names ("ProfilerStep (user_annotation)", "mlp_fwd (user_annotation)",
+"ops (cpu_op)", nested ops "ops (cpu_op), level 2", ...); "CUDA API" (cuda_runtime,
+cuda_driver); "GPU kernels" (kernel, gpu_memcpy, gpu_memset); the forward's GPU mirror
+("GPU: mlp_fwd (gpu_user_annotation)"). An arrow joins each launch to its GPU work (the ac2g
+flows). Long kernel names are shortened to what they are ("cuBLAS GEMM nvjet 256x128"), with the
+full names in a key under the plot; a slice too narrow for its label has it beside the lane.
+Times are microseconds from the start of the window. Needs only Python and gnuplot: for a reader
+without a browser at hand, or a figure in the docs.
 """
 import argparse
 import json
@@ -28,9 +32,23 @@ import tempfile
 CPU_CATS = ("cpu_op", "user_annotation")
 API_CATS = ("cuda_runtime", "cuda_driver")
 GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
-# the width of one label character, as a share of the time axis (7-point font, 1400 pixels)
-CHAR_WIDTH = 0.005
+MIRROR_CAT = "gpu_user_annotation"
 KERNEL_WINDOW = re.compile(r"kernels:(\d+)\+(\d+)$")
+
+# The picture, in pixels: 1400 wide; slice labels in a 7-point font, about 5.2 pixels a character
+WIDTH = 1400
+RIGHT = 20
+CHAR_PX = 5.2
+BOX_PX = 34       # a lane's slices
+GAP_PX = 12       # between two lanes
+LINE_PX = 12      # one line of labels beside a lane
+TITLE_PX = 34
+AXIS_PX = 46      # the tics and the axis label under the plot
+KEY_PX = 13       # one line of the key
+MAX_LINES = {"range": 3, "api": 2, "gpu": 3, "mirror": 1}
+# colour index: user_annotation, cpu_op, CUDA API, kernel, memcpy/memset, GPU mirror
+COLOUR = {"user_annotation": 1, "cpu_op": 2, "api": 3, "kernel": 4, "gpu_memcpy": 5, "gpu_memset": 5,
+          MIRROR_CAT: 6}
 
 
 def fail(msg):
@@ -72,7 +90,8 @@ def kernel_bounds(spans, path, first, count):
 
 
 def load_window(path, window):
-    """The CPU ranges and API calls inside the window, and the GPU work they launched."""
+    """The CPU ranges and API calls inside the window, and the GPU work they launched (with the
+    GPU mirrors of the ranges inside the window)."""
     with open(path) as f:
         events = json.load(f)["traceEvents"]
     spans = [e for e in events if e.get("ph") == "X" and "dur" in e]
@@ -86,6 +105,10 @@ def load_window(path, window):
     launched = {e["args"]["correlation"] for e in inside_cpu
                 if e.get("cat") in API_CATS and "correlation" in e.get("args", {})}
     gpu = [e for e in spans if e.get("cat") in GPU_CATS and e.get("args", {}).get("correlation") in launched]
+    # a mirror carries the External id of its user_annotation
+    ranges = {e["args"]["External id"] for e in inside_cpu
+              if e.get("cat") == "user_annotation" and "External id" in e.get("args", {})}
+    gpu += [e for e in spans if e.get("cat") == MIRROR_CAT and e.get("args", {}).get("External id") in ranges]
     return t0, inside_cpu, gpu, origin
 
 
@@ -98,6 +121,164 @@ def depth_of(ranges):
         depth[id(e)] = len(stack)
         stack.append(e)
     return depth
+
+
+def range_lane_names(ranges, depth):
+    """A name for each depth, from the categories and names of its ranges: a lane of steps is
+    "ProfilerStep (user_annotation)", a lane of one range name "mlp_fwd (user_annotation)", the
+    lanes of ops "ops (cpu_op)", then "ops (cpu_op), level 2", ..."""
+    by_depth = {}
+    for e in ranges:
+        by_depth.setdefault(depth[id(e)], []).append(e)
+    names, op_level = {}, 0
+    for d in sorted(by_depth):
+        cats = sorted({e.get("cat") for e in by_depth[d]}, key=CPU_CATS.index)
+        kinds = sorted({re.sub(r"#\d+$", "", e["name"]) for e in by_depth[d]})
+        if cats == ["cpu_op"]:
+            op_level += 1
+            names[d] = "ops (cpu_op)" + (f", level {op_level}" if op_level > 1 else "")
+        elif len(kinds) == 1 and len(kinds[0]) <= 24:
+            names[d] = f"{kinds[0]} ({', '.join(cats)})"
+        else:
+            names[d] = f"ranges ({', '.join(cats)})"
+    return names
+
+
+def gpu_lane_name(gpu):
+    cats = {e.get("cat") for e in gpu}
+    parts = [w for c, w in (("gpu_memcpy", "memcpy"), ("gpu_memset", "memsets")) if c in cats]
+    return "GPU kernels" + "".join(", " + w for w in parts) if "kernel" in cats else "GPU " + ", ".join(parts)
+
+
+def short_names(name):
+    """What a kernel is, for its slice, longest first: cuBLAS's nvjet_* and sm90_xmma_* GEMMs by
+    their tile ("cuBLAS GEMM nvjet 256x128", "GEMM nvjet 256x128", "GEMM 256x128"), ATen's
+    elementwise kernels by their functor, copies and memsets by their direction; any other name
+    as it is."""
+    m = re.match(r"nvjet_sm\d+_\w+?_(\d+x\d+)_", name)
+    if m:
+        words = name.split("_")
+        extra = (" split-K" if "splitK" in words else "") + (" +bias" if "bias" in words else "")
+        tile = m.group(1) + extra
+        return ["cuBLAS GEMM nvjet " + tile, "GEMM nvjet " + tile, "GEMM " + tile]
+    m = re.match(r"sm\d+_xmma_gemm\w*?tilesize(\d+x\d+)", name)
+    if m:
+        return ["cuBLAS GEMM xmma " + m.group(1), "GEMM xmma " + m.group(1), "GEMM " + m.group(1)]
+    m = re.match(r"(?:void )?cutlass\w*?(\d+x\d+)_", name)
+    if m:
+        return ["CUTLASS GEMM " + m.group(1), "GEMM " + m.group(1)]
+    if "splitKreduce" in name:
+        return ["cuBLAS split-K reduce", "split-K reduce"]
+    m = re.match(r"void at::native::(\w+?)_kernel", name)
+    if m:
+        op = re.search(r"CUDAFunctor_(\w+?)<|(\w+?)Functor<|::(\w+?)CUDAKernelImpl", name[len(m.group(0)):])
+        what = next((" " + g.lower() for g in op.groups() if g), "") if op else ""
+        kind = m.group(1).replace("_", " ")
+        return ["ATen " + kind + what, "ATen " + kind.split()[-1] + what] + (["ATen" + what] if what else [])
+    m = re.match(r"(Memcpy \w+|Memset) \(", name)
+    if m:
+        return [m.group(1)]
+    m = re.match(r"## Call (CompiledFxGraph) \w+ ##$", name)
+    if m:
+        return ["Call " + m.group(1)]
+    return [name]
+
+
+def short_name(name):
+    return short_names(name)[0]
+
+
+def word_cuts(label, most):
+    """The label cut after whole words (at '_', ' ', ':', '<', '(', ','), each with "...",
+    longest first, none longer than `most` characters: never a cut inside a word."""
+    cuts = [m.start() for m in re.finditer(r"[_ :<(,]", label)]
+    return [label[:c].rstrip(" _:,") + "..." for c in reversed(cuts)
+            if c >= 4 and len(label[:c].rstrip(" _:,")) + 3 <= most]
+
+
+def label_of(name, width_px):
+    """(the label inside the slice, or None; the label to put beside the lane when it does not
+    fit): the longest of the short names that fits, else a name cut after a whole word, of 12
+    characters at least."""
+    names = short_names(name)
+    fits = int((width_px - 6) / CHAR_PX)
+    beside = names[0] if len(names[0]) <= 48 else next(iter(word_cuts(names[0], 48)), names[0][:45] + "...")
+    inside = next((n for n in names if len(n) <= fits), None)
+    if inside is None:
+        inside = next((c for c in word_cuts(names[0], fits) if len(c) >= 12), None)
+    return inside, beside
+
+
+def panel(path, window, title):
+    """One window as lanes of slices, and arrows from launch calls to GPU work."""
+    t0, cpu, gpu, origin = load_window(path, window)
+    ranges = [e for e in cpu if e.get("cat") in CPU_CATS]
+    depth = depth_of(ranges)
+    names = range_lane_names(ranges, depth)
+    lanes = [{"name": names[d], "kind": "range", "side": "above", "slices": []} for d in sorted(names)]
+    index = {d: i for i, d in enumerate(sorted(names))}
+    for e in ranges:
+        lanes[index[depth[id(e)]]]["slices"].append((e["ts"] - t0, end(e) - t0, e["name"], COLOUR[e["cat"]]))
+    api = {"name": "CUDA API", "kind": "api", "side": "above",
+           "slices": [(e["ts"] - t0, end(e) - t0, e["name"], COLOUR["api"]) for e in cpu if e.get("cat") in API_CATS]}
+    work = [e for e in gpu if e.get("cat") in GPU_CATS]
+    mirrors = [e for e in gpu if e.get("cat") == MIRROR_CAT]
+    lanes.append(api)
+    api_lane = len(lanes) - 1
+    gpu_lane = None
+    if work:
+        lanes.append({"name": gpu_lane_name(work), "kind": "gpu", "side": "below",
+                      "slices": [(e["ts"] - t0, end(e) - t0, e["name"], COLOUR[e["cat"]]) for e in work]})
+        gpu_lane = len(lanes) - 1
+    if mirrors:
+        kinds = sorted({short_name(e["name"]) for e in mirrors})
+        lanes.append({"name": f"GPU: {kinds[0] if len(kinds) == 1 else 'ranges'} ({MIRROR_CAT})",
+                      "kind": "mirror", "side": "below",
+                      "slices": [(e["ts"] - t0, end(e) - t0, e["name"], COLOUR[MIRROR_CAT]) for e in mirrors]})
+    corr_start = {e["args"]["correlation"]: e["ts"] - t0 for e in cpu
+                  if e.get("cat") in API_CATS and "correlation" in e.get("args", {})}
+    arrows = [(corr_start[e["args"]["correlation"]], e["ts"] - t0) for e in work]
+    return {"title": title or window, "origin": origin, "lanes": lanes, "arrows": arrows,
+            "api_lane": api_lane, "gpu_lane": gpu_lane}
+
+
+def place_labels(lane, px_per_us, x_max):
+    """Each slice's label inside it when it fits, else on a line beside the lane (above it for
+    the CPU lanes, under it for the GPU's), on the first line where it overlaps no other label;
+    a label that finds no line within the lane's allowance is left out (the trace has it).
+    Returns (inside labels, beside labels as (line, start, text), lines used, shortened names)."""
+    inside, beside, line_end, shortened = [], [], [], {}
+    for s, t, name, _ in sorted(lane["slices"]):
+        fit, text = label_of(name, (t - s) * px_per_us)
+        # the key names a kernel shown shortened or cut ("Memset" for "Memset (Device)" needs none)
+        shown = fit or text
+        if lane["kind"] == "gpu" and shown != name and (shown.endswith("...") or not name.startswith(shown)):
+            shortened.setdefault(short_name(name), name)
+        if fit:
+            inside.append(((s + t) / 2, fit))
+            continue
+        width = (len(text) * CHAR_PX * 1.15 + 8) / px_per_us  # room to spare: a wide letter
+        start = max(0.0, min((s + t - width) / 2, x_max - width))
+        for line in range(MAX_LINES[lane["kind"]]):
+            if line == len(line_end):
+                line_end.append(-1e30)
+            if line_end[line] <= start:
+                line_end[line] = start + width
+                beside.append((line, start, text))
+                break
+    return inside, beside, len(line_end), shortened
+
+
+def key_lines(shortened, chars):
+    """The key under a panel: each shortened kernel label and the name it stands for."""
+    lines = []
+    for label, name in sorted(shortened.items()):
+        line = f"{label} = {name}"
+        if len(line) > chars:
+            cut = word_cuts(line, chars)
+            line = cut[0] if cut else line[:chars - 3] + "..."
+        lines.append(line)
+    return lines
 
 
 def gp_string(text):
@@ -113,40 +294,23 @@ def as_file(path):
     return path if os.path.isabs(path) else os.path.join(".", path)
 
 
-def panel(path, window, title):
-    """One window as boxes (row, start, end, label, colour index), arrows and row labels."""
-    t0, cpu, gpu, origin = load_window(path, window)
-    ranges = [e for e in cpu if e.get("cat") in CPU_CATS]
-    depth = depth_of(ranges)
-    n_range_rows = 1 + max(depth.values(), default=0)
-    api_row = n_range_rows
-    gpu_row = n_range_rows + 1
-    boxes = []
-    for e in ranges:
-        boxes.append((depth[id(e)], e["ts"] - t0, end(e) - t0, e["name"], 1))
-    for e in cpu:
-        if e.get("cat") in API_CATS:
-            boxes.append((api_row, e["ts"] - t0, end(e) - t0, e["name"], 2))
-    corr_start = {e["args"]["correlation"]: e["ts"] - t0 for e in cpu
-                  if e.get("cat") in API_CATS and "correlation" in e.get("args", {})}
-    arrows = []
-    for e in gpu:
-        boxes.append((gpu_row, e["ts"] - t0, end(e) - t0, e["name"], 3))
-        arrows.append((corr_start[e["args"]["correlation"]], e["ts"] - t0))
-    labels = [f'"range depth {r}" {-r}' for r in range(n_range_rows)]
-    labels += [f'"CUDA API" {-api_row}', f'"GPU" {-gpu_row}']
-    return {"title": title or window, "origin": origin, "boxes": boxes, "arrows": arrows,
-            "labels": labels, "api_row": api_row, "gpu_row": gpu_row}
-
-
-def write_boxes(path, boxes, span):
-    with open(path, "w") as f:
-        for row, s, t, name, colour in boxes:
-            # a name is cut to the width of its slice, and a slice too narrow for 8 characters
-            # stays unlabelled; the trace itself has them all
-            fits = int((t - s) / (span * CHAR_WIDTH))
-            label = name if len(name) <= fits else name[:fits - 3] + "..." if fits >= 8 else ""
-            f.write(f"{(s + t) / 2:.3f} {-row:.1f} {(t - s) / 2:.3f} 0.35 {colour} \"{label}\" {s:.3f}\n")
+def layout(p, px_per_us, x_max, left):
+    """Pixel rows of a panel's lanes, from the top of its plot area: each lane's lines of labels
+    above, its slices, its lines below. Fills p["rows"], p["plot_px"], p["key"]."""
+    y = 8
+    rows = []
+    shortened = {}
+    for lane in p["lanes"]:
+        inside, beside, lines, short = place_labels(lane, px_per_us, x_max)
+        shortened.update(short)
+        above = lines if lane["side"] == "above" else 0
+        below = lines if lane["side"] == "below" else 0
+        top = y + above * LINE_PX
+        rows.append({"lane": lane, "top": top, "mid": top + BOX_PX / 2, "bottom": top + BOX_PX,
+                     "inside": inside, "beside": beside})
+        y = top + BOX_PX + below * LINE_PX + GAP_PX
+    p["rows"], p["plot_px"] = rows, y
+    p["key"] = key_lines(shortened, int((WIDTH - left - RIGHT) / CHAR_PX))
 
 
 def main():
@@ -162,40 +326,75 @@ def main():
     panels = [panel(a.trace, a.window, a.title)]
     if a.also:
         panels.append(panel(*a.also))
-    span = max(t for p in panels for _, _, t, _, _ in p["boxes"])
-    heights = [260 + 70 * (p["gpu_row"] + 1) for p in panels]
+    span = max(t for p in panels for lane in p["lanes"] for _, t, _, _ in lane["slices"])
+    x_max = span * 1.02
+    # one left margin for every panel, wide enough for the longest lane name (9-point font):
+    # the panels share their time axis pixel for pixel
+    left = 24 + 6.6 * max(len(lane["name"]) for p in panels for lane in p["lanes"])
+    px_per_us = (WIDTH - left - RIGHT) / x_max
+    for p in panels:
+        layout(p, px_per_us, x_max, left)
+    heights = [TITLE_PX + p["plot_px"] + AXIS_PX + KEY_PX * len(p["key"]) + (8 if p["key"] else 0) for p in panels]
+    total = sum(heights)
+
+    def screen(px_from_top):
+        return 1 - px_from_top / total
 
     with tempfile.TemporaryDirectory() as tmp:
         script = os.path.join(tmp, "plot.gp")
         with open(script, "w") as f:
-            f.write(f"""set terminal pngcairo size 1400,{sum(heights)} font "sans,9"
+            f.write(f"""set terminal pngcairo size {WIDTH},{total} font "sans,9"
 set output {gp_string(as_file(a.png))}
 set grid xtics
-set style fill solid 0.6 border -1
-set palette defined (1 "#9ecae1", 2 "#fdae6b", 3 "#74c476")
+set style fill solid 0.7 border rgb '#444444'
+set palette defined (1 "#c6dbef", 2 "#9ecae1", 3 "#fdae6b", 4 "#74c476", 5 "#bdbdbd", 6 "#c7e9c0")
+set cbrange [1:6]
 unset colorbox
-set xrange [0:{span * 1.02:.3f}]
+set xrange [0:{x_max:.4f}]
+set lmargin at screen {left / WIDTH:.5f}
+set rmargin at screen {1 - RIGHT / WIDTH:.5f}
 set multiplot
 """)
-            top = sum(heights)
+            top = 0
             for i, (p, h) in enumerate(zip(panels, heights)):
                 data = os.path.join(tmp, f"boxes{i}.dat")
-                write_boxes(data, p["boxes"], span)
-                top -= h
+                plot_top = top + TITLE_PX
                 f.write(f"""unset arrow
-set origin 0,{top / sum(heights):.4f}
-set size 1,{h / sum(heights):.4f}
-set title {gp_string(p["title"])} noenhanced
-set xlabel {gp_string("microseconds from " + p["origin"])} noenhanced
-set ytics ({", ".join(p["labels"])})
-set yrange [{-p["gpu_row"] - 0.8}:0.8]
+unset label
+set tmargin at screen {screen(plot_top):.5f}
+set bmargin at screen {screen(plot_top + p["plot_px"]):.5f}
+set title {gp_string(p["title"])} noenhanced offset 0,-0.3
+set xlabel {gp_string("microseconds from " + p["origin"])} noenhanced offset 0,0.4
+set ytics ({", ".join(gp_string(r["lane"]["name"]) + f" {-r['mid']}" for r in p["rows"])}) noenhanced
+set yrange [{-p["plot_px"]}:0]
 """)
-                for s, t in p["arrows"]:
-                    f.write(f"set arrow from {s:.3f},{-p['api_row'] - 0.35} to {t:.3f},{-p['gpu_row'] + 0.35} "
-                            "lc rgb '#555555' lw 0.8\n")
-                f.write(f"""plot {gp_string(data)} using 1:2:3:4:5 with boxxyerror lc palette notitle, \\
-     "" using 7:2:6 with labels left offset 0.2,0 font "sans,7" noenhanced notitle
-""")
+                # the slices, at least a pixel and a half wide so that the shortest shows
+                least = 1.5 / px_per_us
+                with open(data, "w") as d:
+                    for r in p["rows"]:
+                        for s, t, _, colour in r["lane"]["slices"]:
+                            half = max(t - s, least) / 2
+                            d.write(f"{s + half:.4f} {-r['mid']:.1f} {half:.4f} {BOX_PX / 2:.1f} {colour}\n")
+                for r in p["rows"]:
+                    for x, text in r["inside"]:
+                        f.write(f"set label {gp_string(text)} at first {x:.4f},{-r['mid']:.1f} center "
+                                "font 'sans,7' noenhanced front\n")
+                    for line, x, text in r["beside"]:
+                        y = (r["top"] - (line + 0.5) * LINE_PX - 1 if r["lane"]["side"] == "above"
+                             else r["bottom"] + (line + 0.5) * LINE_PX + 1)
+                        f.write(f"set label {gp_string(text)} at first {x:.4f},{-y:.1f} left offset 0.1,0 "
+                                "font 'sans,7' noenhanced front\n")
+                if p["gpu_lane"] is not None:
+                    api, gpu = p["rows"][p["api_lane"]], p["rows"][p["gpu_lane"]]
+                    for s, t in p["arrows"]:
+                        f.write(f"set arrow from {s:.4f},{-api['bottom']} to {t:.4f},{-gpu['top']} "
+                                "lc rgb '#555555' lw 0.8 size screen 0.004,20\n")
+                for j, line in enumerate(p["key"]):
+                    y = plot_top + p["plot_px"] + AXIS_PX + KEY_PX * (j + 0.5)
+                    f.write(f"set label {gp_string(line)} at screen {left / WIDTH:.5f},{screen(y):.5f} "
+                            "left font 'sans,7' noenhanced\n")
+                f.write(f"plot {gp_string(data)} using 1:2:3:4:5 with boxxyerror lc palette notitle\n")
+                top += h
             f.write("unset multiplot\n")
         subprocess.run(["gnuplot", script], check=True)
 
