@@ -1,21 +1,21 @@
 # Version 6's ping-pong schedule as a timeline, drawn from the code (04_fused_mlp/gemm/
 # 6_pingpong.cuh): time across, one lane per warpgroup. The producer (warpgroup 0, one thread)
-# fills the 6-stage ring in tile order (lines 140-158), each load labelled with its stage; tile j
+# fills the 6-stage ring in tile order (lines 142-160), each load labelled with its stage; tile j
 # of the block goes to consumer j % 2 (line 166). A consumer starts tile j's K loop only when
 # the other has finished tile j - 1's (the wait on turn[other], line 171), and hands the turn over
 # right after its own last wait on the ring (line 192), before it drains its wgmmas and runs the
 # epilogue: gelu(g) * u into its shared-memory boxes and the TMA stores (lines 193-198). So the
 # tensor cores go from one consumer's tile to the other's without a gap, where version 5's two
 # consumers share one 128 x 128 tile and both run its epilogue while no wgmma is issued (the
-# bottom lane; 5_tma_store.cuh, lines 1-25). Steps of K per tile: dim / 64 from the shape CSV;
+# bottom lane; 5_tma_store.cuh, lines 26-27). Steps of K per tile: dim / 64 from the shape CSV;
 # the lengths are schematic: a step of K is one unit, a load its latency, an epilogue EPI units.
 # Version 7 keeps these lanes and adds setmaxnreg: producer 40 registers, consumers 232
-# (7_stream_k.cuh, lines 42-44).
+# (7_stream_k.cuh, lines 44-46, 164, 182).
 # usage: gnuplot -e "csv='common/plots/diagrams/article.csv'; png='pingpong.png'; title='...'" pingpong.gp
 set datafile separator ","
 stats csv using 2 skip 1 nooutput
 dim = int(STATS_max)
-# 6_pingpong.cuh, line 30
+# 6_pingpong.cuh, line 36
 BK = 64; STAGES = 6
 ktiles = (dim + BK - 1) / BK
 TILES = 4           # tiles of the block drawn: j = 0 .. 3

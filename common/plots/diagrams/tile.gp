@@ -1,14 +1,14 @@
 # Version 6's tile and its accumulators, drawn from the code (04_fused_mlp/gemm/6_pingpong.cuh):
-# the product x [Wg; Wu]^T, [M, 2 hidden], cut into tiles of BM x BN = 128 x 64 (line 30: BM,
+# the product x [Wg; Wu]^T, [M, 2 hidden], cut into tiles of BM x BN = 128 x 64 (line 36: BM,
 # BN, BK); a tile of m needs the gate tile and the up tile at the same place, the same 128 rows of
 # x against 64 rows of Wg and 64 of Wu, stepped through K in slices of BK = 64 (the TMA boxes of
-# one stage: x 128 x 64, Wg and Wu 64 x 64, lines 31-32). On the right, one consumer warpgroup's
+# one stage: x 128 x 64, Wg and Wu 64 x 64, lines 37-38). On the right, one consumer warpgroup's
 # registers: d[2][64] per thread, d[h] the rows 64 h .. 64 h + 63 as one wgmma m64n128k16 per 16
-# of K whose 128 columns are 64 of gate then 64 of up (mma_step, lines 42-56), so gate register i
-# pairs with up register i + 32 (geglu_at, lines 58-62); only gelu(g) * u leaves, as two 64 x 64
-# boxes stored by TMA (store_tile_tma, lines 83-112). Tile j of a block goes to consumer j % 2
-# (lines 163-166). Versions 2-5 for contrast: a 128 x 128 tile, warpgroup 1 rows 0-63 and
-# warpgroup 2 rows 64-127, one wgmma m64n256k16 each (2_wgmma.cuh, lines 10-15).
+# of K whose 128 columns are 64 of gate then 64 of up (mma_step, lines 45-59), so gate register i
+# pairs with up register i + 32 (geglu_at, lines 61-65); only gelu(g) * u leaves, as two 64 x 64
+# boxes stored by TMA (store_tile_tma, lines 86-116). Tile j of a block goes to consumer j % 2
+# (lines 10-13, 166). Versions 2-5 for contrast: a 128 x 128 tile, warpgroup 1 rows 0-63 and
+# warpgroup 2 rows 64-127, one wgmma m64n256k16 each (2_wgmma.cuh, lines 10-14).
 # The numbers of tiles and of K steps come from the shape CSV (tokens,dim,hidden,sms).
 # usage: gnuplot -e "csv='common/plots/diagrams/article.csv'; png='tile.png'; title='...'" tile.gp
 set datafile separator ","
@@ -18,7 +18,7 @@ stats csv using 2 skip 1 nooutput
 dim = int(STATS_max)
 stats csv using 3 skip 1 nooutput
 hidden = int(STATS_max)
-# 6_pingpong.cuh, line 30
+# 6_pingpong.cuh, line 36
 BM = 128; BN = 64; BK = 64
 tiles_m = (tokens + BM - 1) / BM
 tiles_n = (hidden + BN - 1) / BN

@@ -1,19 +1,19 @@
 # Version 3's ring of shared-memory stages, drawn from the code (04_fused_mlp/gemm/
 # 3_tma_producer.cuh, the ring from 2_wgmma.cuh): STAGES = 4 stages of 48 KB (x 128 x 64, Wg
-# and Wu 128 x 64 each: 2_wgmma.cuh, lines 37-39), two mbarriers per stage (ring_init, lines
-# 61-80): full[s] counts the producer's one arrival and the 49152 bytes its three TMA loads
-# deliver (produce_tile, lines 82-96), empty[s] the arrivals of the 8 consumer warps (lines
-# 99-122), each of which releases a stage one step after it issued the wgmmas reading it
+# and Wu 128 x 64 each: 2_wgmma.cuh, lines 36-38), two mbarriers per stage (ring_init, lines
+# 58-77): full[s] counts the producer's one arrival and the 49152 bytes its three TMA loads
+# deliver (produce_tile, lines 79-93), empty[s] the arrivals of the 8 consumer warps (lines
+# 95-118), each of which releases a stage one step after it issued the wgmmas reading it
 # (wait_group 1). Producer and consumers keep (stage, phase) and flip the phase when the stage
-# wraps to 0 (Ring::advance, lines 45-58); the producer waits on empty with the opposite parity,
+# wraps to 0 (struct Ring, lines 43-56); the producer waits on empty with the opposite parity,
 # so its first pass goes through at once (ptx.cuh, mbar_wait, lines 142-154). The strip at the
 # bottom: one tile's steps of K (dim / 64 of them, from the shape CSV) through the ring.
-# Versions 6 and 7 differ as the footnote says (6_pingpong.cuh, lines 16-20, 30-31, 128-135).
+# Versions 6 and 7 differ as the footnote says (6_pingpong.cuh, lines 14-17, 36-38, 134-135).
 # usage: gnuplot -e "csv='common/plots/diagrams/article.csv'; png='ring.png'; title='...'" tma_ring.gp
 set datafile separator ","
 stats csv using 2 skip 1 nooutput
 dim = int(STATS_max)
-# 2_wgmma.cuh, line 37; 3_tma_producer.cuh, line 42
+# 2_wgmma.cuh, line 36; 3_tma_producer.cuh, line 40
 BM = 128; BN = 128; BK = 64; STAGES = 4; CONSUMER_WARPS = 8
 STAGE_BYTES = BM * BK * 2 + 2 * BN * BK * 2
 ktiles = (dim + BK - 1) / BK
