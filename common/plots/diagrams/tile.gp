@@ -111,7 +111,8 @@ set label "rows 0-63: box 64 x 64" at mx + mw / 2, my + 1.5 * mh center font ",9
 set label "rows 64-127: box 64 x 64" at mx + mw / 2, my + 0.5 * mh center font ",9"
 set arrow from rx + rw, ry - 22 to rx + rw, my + 2 * mh + 3 lc rgb "#404040" lw 1.5 filled
 set label "gelu(d[h][i]) * d[h][i + 32]" at rx + rw + 8, ry - 36 left font ",9"
-set label "only m is written, by TMA; gate, up stay" at rx - 10, my - 12 left font ",9"
-set label "tile j of a block -> consumer j % 2" at rx - 10, my - 34 left font ",9"
-set label "(warpgroups 1, 2; warpgroup 0 loads)" at rx - 10, my - 48 left font ",9"
+set label "only m is written (TMA stores):" at rx - 10, my - 12 left font ",9"
+set label "gate and up never leave the registers" at rx - 10, my - 26 left font ",9"
+set label "tile j of a block -> consumer j % 2" at rx - 10, my - 46 left font ",9"
+set label "(warpgroups 1, 2; warpgroup 0 loads)" at rx - 10, my - 60 left font ",9"
 plot NaN notitle
