@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Draws the concept diagrams of the GEMM chapter (docs/img/05_<name>.png) with gnuplot and the
+# scripts in common/plots/diagrams/, called as every figure is (common/plots/call.gp). They hold
+# no measurements: each is drawn from the kernels' constants and a shape CSV beside the scripts,
+# so they need no run's results and no GPU.
+#   bench/diagrams.sh [OUT_DIR [NAME...]]   (default docs/img, every diagram)
+# NAME (tile, tma_ring, pingpong, stream_k) draws only those.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-docs/img}
+only=("${@:2}")
+d=common/plots/diagrams
+command -v gnuplot >/dev/null || { echo "diagrams: gnuplot is required" >&2; exit 1; }
+mkdir -p "$out"
+
+as_file() {  # a name gnuplot reads as a file: it takes '<cmd' and '|cmd' as commands
+    case $1 in /*) printf '%s' "$1" ;; *) printf './%s' "$1" ;; esac
+}
+draw() {  # draw NAME SHAPE_CSV TITLE: common/plots/diagrams/NAME.gp into OUT/05_NAME.png
+    local png=$out/05_$1.png
+    if [ ${#only[@]} -gt 0 ] && ! printf '%s\n' "${only[@]}" | grep -qxF -- "$1"; then return 0; fi
+    gnuplot -c common/plots/call.gp "$d/$1.gp" "$(as_file "$d/$2")" "$(as_file "$png")" "$3"
+    echo "wrote $png"
+}
+
+draw tile article.csv "Version 6's tile: 128 x 64 of m from a gate tile and an up tile, K in slices of 64 (8192 tokens, 768 -> 3072)"
+draw tma_ring article.csv "Version 3's ring: 4 stages of 48 KB, a full and an empty mbarrier each, the phase flipping at every wrap"
+draw pingpong article.csv "Version 6, ping-pong: one consumer's epilogue under the other's wgmmas (dim 768: 12 steps of K a tile)"
+draw stream_k llama_512.csv "Stream-K, 512 tokens, 4096 -> 11008: 688 tiles of 128 x 64 on 132 SMs"
