@@ -25,6 +25,7 @@ ts=$(traces_of "$sweeps")
 tt=$(traces_of "$trace_dir")
 ref=tests/data/reference
 command -v gnuplot >/dev/null || { echo "figures: gnuplot is required" >&2; exit 1; }
+bench/diagrams.sh "$img"   # the GEMM chapter's concept diagrams: drawn from the code, no run's results
 
 # "NVIDIA H200, driver 580.159.04, CUDA 13.0, 2026-11-29" from env.txt
 # A part rerun on another day (the results of a later bench/run_all.sh with RUN_ONLY copied in)
