@@ -47,8 +47,10 @@ void gemm_versions_table(fused_mlp *md, const gpu_info *g, const common_args *a,
     double once = prof_back_to_back_us(run_gemm, &calls[0], s, 3, 1), want = 20000.0 / (once > 1 ? once : 1);
     const int forwards = want < 10 ? 10 : want > 1000 ? 1000 : (int)want;
     for (int k = 0; k < ROUNDS; k++)
-        for (int v = 0; v <= n; v++)
+        for (int j = 0; j <= n; j++) {
+            const int v = stats_round_row(k, j, n + 1);
             if (runs[v]) us[v][k] = prof_back_to_back_us(run_gemm, &calls[v], s, forwards, 1);
+        }
     const int chosen = md->gemm_version;
     for (int v = 1; v <= n; v++) { /* each version's whole epilogue rung against the CPU reference */
         md->gemm_version = v;

@@ -136,8 +136,10 @@ int gemm_tuned_version(dtype_t t, const void *x, const void *wg, const void *wu,
             break;
         }
     for (int k = 0; k < ROUNDS; k++)
-        for (int v = 1; v <= n; v++)
+        for (int j = 0; j < n; j++) {
+            const int v = 1 + stats_round_row(k, j, n);
             if (in[v]) us[v][k] = prof_back_to_back_us(run, &calls[v], stream, calls_per_round, 1);
+        }
     int best = 0;
     double best_us = INFINITY;
     char times[400] = "";

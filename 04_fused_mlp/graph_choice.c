@@ -34,8 +34,10 @@ int graph_fastest(fused_mlp *md, const graph_candidate *c, int n, char *report, 
     double want = 20000.0 / (once > 1 ? once : 1); /* about 20 ms of the fastest per round */
     const int forwards = want < 10 ? 10 : want > 2000 ? 2000 : (int)want;
     for (int k = 0; k < ROUNDS; k++)
-        for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            const int i = stats_round_row(k, j, n);
             if (runs[i]) us[i][k] = prof_back_to_back_us(prof_graph_replay, &graphs[i], s, forwards, 1);
+        }
     int best = 0;
     double best_us = INFINITY;
     snprintf(report, len, "graph: each rung's graph replayed, %d forwards x %d alternating rounds, median:", forwards,

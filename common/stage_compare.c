@@ -49,7 +49,8 @@ void stage_compare(const stage_def *d, int first, int last, const stage_result *
         for (int w = 0; ok[i] && w < 3; w++) fns[i](model);
     double us[32][STAGE_ROUNDS], mhz[32][STAGE_ROUNDS], watts[32][STAGE_ROUNDS];
     for (int k = 0; k < STAGE_ROUNDS; k++)
-        for (int i = 0; i < n_rows; i++) {
+        for (int j = 0; j < n_rows; j++) {
+            const int i = stats_round_row(k, j, n_rows);
             us[i][k] = mhz[i][k] = watts[i][k] = NAN;
             if (!ok[i]) continue;
             clocks_summary_t clk = {0};
@@ -66,8 +67,8 @@ void stage_compare(const stage_def *d, int first, int last, const stage_result *
     snprintf(png, sizeof png, "%.*s.png", (int)(strlen(csv) - 4), csv);
     snprintf(title, sizeof title, "%s, %.150s, %.200s", d->name, stem, g->prop.name);
     printf("\n== comparison: %s, %s\n", stem, g->prop.name);
-    printf("fwd_us: per forward, %d issued back to back, median of %d rounds that alternate the rows (the clocks\n"
-           "drift under load; alternating charges the drift to no row); step_us: GPU time of one gated step;\n"
+    printf("fwd_us: per forward, %d issued back to back, median of %d rounds that alternate the rows, every other\n"
+           "round backwards (the clocks drift under load; alternating charges the drift to no row); step_us: GPU time of one gated step;\n"
            "SM MHz, W: median SM clock and board power while the row ran back to back.",
            n, STAGE_ROUNDS);
     if (fl > 0) printf(" Floor: %.2f us.", fl);

@@ -13,4 +13,13 @@ typedef struct {
  * standard deviation (n - 1), 0 for a single value. */
 stats_t stats_of(const double *x, size_t n);
 
+/* Which of n rows runs j-th in round k of a comparison: every other round runs them backwards,
+ * so that a row follows one neighbour in one round and the other in the next. The clock and the
+ * board's power carry over from one row to the next; a fixed order would charge a row the heat
+ * of the same row before it in every round. */
+static inline int stats_round_row(int k, int j, int n)
+{
+    return n <= 0 ? 0 : k % 2 == 0 ? j : n - 1 - j;
+}
+
 #endif

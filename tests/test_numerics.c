@@ -146,6 +146,27 @@ static int test_stats(void)
     return 0;
 }
 
+/* Every round runs each row once, and over two rounds no row follows the same row twice. */
+static int test_round_order(void)
+{
+    enum { N = 5 };
+    int follows[N][N] = {{0}};
+    for (int k = 0; k < 2; k++) {
+        int seen[N] = {0};
+        for (int j = 0; j < N; j++) {
+            const int i = stats_round_row(k, j, N);
+            EXPECT(i >= 0 && i < N && !seen[i], "round %d runs row %d twice or out of range", k, i);
+            seen[i] = 1;
+            if (j > 0) follows[i][stats_round_row(k, j - 1, N)]++;
+        }
+    }
+    for (int i = 0; i < N; i++)
+        for (int p = 0; p < N; p++)
+            EXPECT(follows[i][p] <= 1, "row %d ran after row %d in both rounds", i, p);
+    EXPECT(stats_round_row(3, 0, 0) == 0, "no rows");
+    return 0;
+}
+
 int main(void)
 {
     TEST_RUN(test_bf16_rounding);
@@ -156,5 +177,6 @@ int main(void)
     TEST_RUN(test_error_metric);
     TEST_RUN(test_rng);
     TEST_RUN(test_stats);
+    TEST_RUN(test_round_order);
     TEST_EXIT();
 }
