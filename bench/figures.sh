@@ -3,6 +3,7 @@
 # bench/run_all.sh, with gnuplot and the scripts in common/plots/ (the stages' own plots):
 #   bench/figures.sh RESULTS_DIR [SWEEPS_DIR [TRACE_DIR]]
 #   bench/figures.sh docs/results/h200-2026-11-30 docs/results/h200-2026-11-29
+#   GRID_DIR=docs/results/h200-2026-12-01/shape_grid bench/figures.sh ...   the grid's heat maps too
 #   TRACE_DIR=tests/data/h200-2026-12-01 bench/figures.sh docs/results/h200-2026-11-30 docs/results/h200-2026-11-29
 # The sweeps are optional in run_all.sh (RUN_ONLY=sweeps) and slow, so they may come from an
 # earlier run: SWEEPS_DIR (default RESULTS_DIR) holds the sweep_*.csv files. The timelines are
@@ -126,3 +127,12 @@ tl=$run/decode_timeline_8tokens.csv
 tl_day=$(sed -n '1s/^# date: \([0-9-]*\).*/\1/p' "$tl")
 [ -n "$tl_day" ] && where="${where%, *}, $tl_day"
 plot decode_timeline.gp "$tl" "$img/04_decode_timeline_8tokens.png" "decode rung, 8 tokens, 768 -> 3072, bf16, block by block"
+
+# The shape grid's heat maps sit beside its CSV (./run 04_fused_mlp --shapes --out DIR); the grid
+# may come from another run than the rest: GRID_DIR (default RESULTS_DIR/shape_grid).
+grid=${GRID_DIR:-$run/shape_grid}
+if [ -f "$grid/shape_grid.csv" ]; then
+    python3 bench/shape_grid.py --plot-only --out "$grid"
+else
+    echo "figures: no shape grid in $grid (GRID_DIR names one); its heat maps left as they are"
+fi
