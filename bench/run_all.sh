@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.." || exit 1
 out=${1:-results}
 mkdir -p "$out"
 export PATH=$PATH:/usr/local/cuda/bin
-only=${RUN_ONLY:-all}   # e.g. RUN_ONLY="tests 01" to run parts; "sweeps" adds the size sweeps
+only=${RUN_ONLY:-all}   # e.g. RUN_ONLY="tests 01" to run parts; "sweeps" adds the size sweeps, "grid" the shape grid
 
 want() { [ "$only" = all ] || [[ " $only " == *" $1 "* ]]; }
 # PyTorch side by side (needs torch): compare/run_compare.sh, each into its own log.
@@ -95,6 +95,11 @@ if want compare; then
     compare_part 02 02_linear --variant epilogue --out "$o/02_linear/compare"
     compare_part 04_article 04_fused_mlp --out "$o/04_fused_mlp/compare"
     compare_part shapes shapes
+fi
+# The shape grid (./run 04_fused_mlp --shapes): about 40 minutes on an H200 with PyTorch, so only
+# when asked (RUN_ONLY="grid"); it resumes from OUTDIR/shape_grid, GRID_BUDGET seconds at a time.
+if [[ " $only " == *" grid "* ]]; then
+    part grid python3 bench/shape_grid.py --out "$out/shape_grid" ${GRID_BUDGET:+--budget-s "$GRID_BUDGET"}
 fi
 if want sanitize; then
     part sanitize timeout "${SANITIZE_LIMIT:-1800}" tests/sanitize.sh
