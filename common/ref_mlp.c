@@ -1,7 +1,9 @@
 #include "ref_mlp.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "ref.h"
 
@@ -36,6 +38,50 @@ int ref_geglu_mlp_rows(const float *x, const float *wg, const float *wu, const f
     }
     free(m);
     return 0;
+}
+
+typedef struct {
+    const float *x, *wg, *wu, *wd;
+    size_t dim, hidden, n, first, step;
+    const size_t *row_of;
+    double *y, *scale, tiny;
+    int failed;
+} rows_job;
+
+/* Outputs first, first + step, ... of a job: one row of the reference each. */
+static void *run_rows(void *arg)
+{
+    rows_job *j = arg;
+    for (size_t r = j->first; r < j->n; r += j->step)
+        if (ref_geglu_mlp_rows(j->x, j->wg, j->wu, j->wd, j->dim, j->hidden, j->row_of[r], 1, j->y + r * j->dim,
+                               j->scale ? j->scale + r * j->dim : NULL, j->tiny) != 0)
+            j->failed = 1;
+    return NULL;
+}
+
+int ref_geglu_mlp_rows_at(const float *x, const float *wg, const float *wu, const float *wd, size_t dim,
+                          size_t hidden, const size_t *row_of, size_t n, double *y, double *scale, double tiny)
+{
+    enum { MAX_THREADS = 64 };
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t threads = cpus > 0 ? (size_t)cpus : 1;
+    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    if (threads > n) threads = n ? n : 1;
+    rows_job jobs[MAX_THREADS];
+    pthread_t tid[MAX_THREADS];
+    int started[MAX_THREADS] = {0};
+    for (size_t t = 0; t < threads; t++) {
+        jobs[t] = (rows_job){x, wg, wu, wd, dim, hidden, n, t, threads, row_of, y, scale, tiny, 0};
+        /* the first share runs here; a thread that cannot be started runs its share here too */
+        started[t] = t > 0 && pthread_create(&tid[t], NULL, run_rows, &jobs[t]) == 0;
+    }
+    int failed = 0;
+    for (size_t t = 0; t < threads; t++) {
+        if (started[t]) pthread_join(tid[t], NULL);
+        else run_rows(&jobs[t]);
+        failed |= jobs[t].failed;
+    }
+    return failed ? -1 : 0;
 }
 
 double ref_mlp_error(const float *got, const double *ref, const double *scale, size_t n)

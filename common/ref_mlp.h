@@ -22,6 +22,13 @@ int ref_geglu_mlp_rows(const float *x, const float *wg, const float *wu, const f
                        size_t dim, size_t hidden, size_t row0, size_t rows, double *y,
                        double *scale, double tiny);
 
+/* The same for the rows row_of[0..n) of x, output r into y + r * dim (and scale + r * dim): the
+ * rows are independent, so they are shared among the machine's cores, each row computed exactly
+ * as above whichever thread takes it. Returns 0, or -1 when a thread's scratch cannot be
+ * allocated. */
+int ref_geglu_mlp_rows_at(const float *x, const float *wg, const float *wu, const float *wd, size_t dim,
+                          size_t hidden, const size_t *row_of, size_t n, double *y, double *scale, double tiny);
+
 /* ||got - ref||_F / max(||ref||_F, ||scale||_F): the relative Frobenius error, measured against
  * the rounding scale where the sum cancels (a one-column y at dim = 1, say). At realistic shapes
  * the two norms agree, and this is the plain relative error. NaN or infinity in got: +infinity. */

@@ -106,6 +106,33 @@ static int test_napkin_math(void)
     return 0;
 }
 
+/* The rows shared among threads give, row for row, the bits of the one-thread reference, for
+ * rows in any order, repeated, and more rows than cores. */
+static int test_rows_on_every_core(void)
+{
+    enum { M = 40, DIM = 24, HIDDEN = 36, N = 37 };
+    static float x[M * DIM], wg[HIDDEN * DIM], wu[HIDDEN * DIM], wd[DIM * HIDDEN];
+    static double y[N * DIM], scale[N * DIM], want[DIM], want_scale[DIM];
+    size_t row_of[N];
+    unsigned s = 12345;
+    float *all[] = {x, wg, wu, wd};
+    const size_t len[] = {M * DIM, HIDDEN * DIM, HIDDEN * DIM, DIM * HIDDEN};
+    for (int a = 0; a < 4; a++)
+        for (size_t i = 0; i < len[a]; i++) {
+            s = s * 1103515245u + 12345u;
+            all[a][i] = (float)((s >> 8) & 0xFFFF) / 32768.0f - 1.0f;
+        }
+    for (size_t r = 0; r < N; r++) row_of[r] = (r * 7 + 3) % M;
+    EXPECT(ref_geglu_mlp_rows_at(x, wg, wu, wd, DIM, HIDDEN, row_of, N, y, scale, 1e-30) == 0, "allocation");
+    for (size_t r = 0; r < N; r++) {
+        EXPECT(ref_geglu_mlp_rows(x, wg, wu, wd, DIM, HIDDEN, row_of[r], 1, want, want_scale, 1e-30) == 0, "alloc");
+        for (size_t j = 0; j < DIM; j++)
+            EXPECT(y[r * DIM + j] == want[j] && scale[r * DIM + j] == want_scale[j], "output %zu (row %zu), column %zu",
+                   r, row_of[r], j);
+    }
+    return 0;
+}
+
 int main(void)
 {
     TEST_RUN(test_one_token_by_hand);
@@ -113,5 +140,6 @@ int main(void)
     TEST_RUN(test_negative_gate);
     TEST_RUN(test_error_metric);
     TEST_RUN(test_napkin_math);
+    TEST_RUN(test_rows_on_every_core);
     TEST_EXIT();
 }
