@@ -24,7 +24,7 @@ import re
 
 PINNED = ("README.md", "docs/01_matmul_add.md", "docs/02_linear.md", "docs/03_simple_mlp.md",
           "docs/04_fused_mlp.md", "docs/05_writing_the_gemm.md", "docs/pytorch-vs-c.md", "docs/reading-traces.md",
-          "docs/nsight-systems.md")
+          "docs/nsight-systems.md", "docs/errors.md")
 
 COMMENT = re.compile(r"<!--\s*(src|not measured):\s*(.*?)\s*-->")
 NUMBER = r"[0-9][0-9,]*(?:\.[0-9]+)?"
