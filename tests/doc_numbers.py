@@ -1,20 +1,22 @@
 """Numbers in the docs pinned to the line they come from, for tests/test_docs.py.
 
-A measured number in prose carries its source in an HTML comment after it, which a reader of
-the rendered page does not see:
+A measured number in prose carries its source in an HTML comment right after it, which a reader
+of the rendered page does not see, written without spaces and against the word before it, so
+that it adds no word to the page's count (wc -w):
 
-    the first version takes 328 us, 41% of cuBLAS's rate <!-- src: docs/results/x/grid.csv:51 -->
-    | 1 | mma.sync | 328 | 236 | 41% <!-- src: docs/results/x/grid.csv:51 --> |
+    the first version takes 328 us, 41% of cuBLAS's rate<!--src:docs/results/x/grid.csv:51-->
+    | 1 | mma.sync | 328 | 236 | 41%<!--src:docs/results/x/grid.csv:51--> |
 
-`src:` names one or more lines (`PATH:LINE`, `PATH:LINE,LINE`, or several `PATH:LINE` separated
-by spaces), PATH from the repository's root. The comment covers the measured numbers before it:
-in a table row, every cell that is a number; in prose, every number with a unit (us, ms,
-TFLOP/s, MB, MHz, W, ...), every percentage and every ratio (1.33x) since the previous comment
-of its paragraph. Each must equal a
-number on one of those lines as the prose rounds it: to the decimals it shows, or to its
-significant digits (13,600 for 13,645), after a change of unit by 1000 or a million if need be
-(9.14 ms for 9144.8 us, 139 ms for 139,012,345 ns). `<!-- not measured: WHY -->` covers numbers that are arithmetic on the shape or a
-datasheet's, and says so.
+`src:` names one or more lines (`PATH:LINE`, `PATH:LINE,LINE`, several `PATH:LINE` separated by
+`;`), PATH from the repository's root. The comment covers the measured numbers before it: in a
+table row, every cell that is a number; in prose, every number with a unit (us, ms, TFLOP/s,
+MB, MHz, W, ...), every percentage and every ratio (1.33x) since the previous comment of its
+paragraph. Each must equal a number on one of those lines as the prose rounds it: to the
+decimals it shows, or to its significant digits (13,600 for 13,645), after a change of unit by
+1000 or a million if need be (9.14 ms for 9144.8 us, 139 ms for 139,012,345 ns).
+`<!--not-measured:WHY_IN_WORDS-->` covers numbers that are arithmetic on the shape, a datasheet's
+or a ratio no file holds, and says so (underscores for spaces). The spaced forms
+(`<!-- src: PATH:LINE -->`, `<!-- not measured: why -->`) are read too.
 
 A page listed in PINNED must pin every measured number; on the others, pins are checked where
 they are and the unpinned numbers are only counted.
@@ -27,14 +29,14 @@ PINNED = ("README.md", "docs/01_matmul_add.md", "docs/02_linear.md", "docs/03_si
           "docs/nsight-systems.md", "docs/errors.md", "docs/04_design_notes.md", "01_matmul_add/README.md",
           "02_linear/README.md", "03_simple_mlp/README.md", "04_fused_mlp/README.md")
 
-COMMENT = re.compile(r"<!--\s*(src|not measured):\s*(.*?)\s*-->")
+COMMENT = re.compile(r"<!--\s*(src|not[ -]measured):\s*(.*?)\s*-->")
 NUMBER = r"[0-9][0-9,]*(?:\.[0-9]+)?"
 UNITS = r"(?:us|ms|s|ns|MB|GB|KB|TB/s|GB/s|TFLOP/s|GFLOP|TFLOP|MHz|W)"
 # a number with a unit; a percentage or a ratio (1.33x) written against it; not '2 x 8192'
 MEASURED = re.compile(r"(?<![\w.#/-])(" + NUMBER + r")(?:\s?" + UNITS + r"(?![\w/])|%|x(?![\w]))")
 CELL_NUMBER = re.compile(r"^\s*(" + NUMBER + r")\s?(?:%|x)?\s*$")
 LINE_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?")
-SOURCE = re.compile(r"([^\s:,]+):([0-9]+(?:,[0-9]+)*)")
+SOURCE = re.compile(r"([^\s:,;]+):([0-9]+(?:,[0-9]+)*)")
 
 
 def value_of(text):
@@ -134,7 +136,7 @@ def check_page(root, page, text):
     problems, cache, pinned = [], {}, 0
     covered, loose = spans(text)
     for n, numbers, kind, spec in covered:
-        if kind == "not measured":
+        if kind.replace("-", " ") == "not measured":
             if not spec:
                 problems.append(f"{page}:{n}: 'not measured' says not why")
             continue
