@@ -30,6 +30,8 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 import trace_replay  # noqa: E402
+from checks import report  # noqa: E402
+import checks  # noqa: E402
 
 COMMITTED = os.path.join(ROOT, "docs", "results", "h200-2026-11-30", "traces")
 REFERENCE = os.path.join(ROOT, "tests", "data", "reference")
@@ -71,16 +73,6 @@ DEFAULT_API = {"cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuL
 
 LAUNCHES = {"cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx"}
 
-failed = 0
-
-
-def report(name, problem):
-    global failed
-    if problem:
-        failed += 1
-        print(f"FAIL {name}: {problem}")
-    else:
-        print(f"PASS {name}")
 
 
 def checker(path, kernels, *options):
@@ -179,7 +171,7 @@ def main():
     if not fresh:
         print("SKIP h200_fixtures: no fixtures of the current layout under tests/data/ (a folder "
               "h200-*/ with a FIXTURES file: tools/h200_fixtures.sh makes it on a GPU)")
-        return 1 if failed else 0
+        return checks.status()
     where = os.path.relpath(fresh, ROOT)
     for tag, kernels in KERNELS_PER_STEP.items():
         path = os.path.join(fresh, tag + ".json")
@@ -211,7 +203,7 @@ def main():
         if table is None or abs(table - mine) > 0.01:
             problems.append(f"our table says {table} %, the .json {mine:.2f} %")
         report(f"h200_fixture_step_self_cpu_{tag}", "; ".join(problems) or None)
-    return 1 if failed else 0
+    return checks.status()
 
 
 if __name__ == "__main__":

@@ -373,16 +373,23 @@ def same_kind(call, theirs, ours):
     return None if (theirs > 0) == (ours > 0) else f"{ours} rows, PyTorch's {theirs}"
 
 
+def our_trace(ours, tag, check):
+    """Our trace of `tag` as today's writer writes it, or None, said as check's failure."""
+    try:
+        return ours.json(tag)
+    except trace_replay.ReplayError as e:
+        report(check, f"our trace could not be written again: {e}")
+        return None
+
+
 def side_by_side(ours, pandas_major, notes):
     """The pairs' results: [(label, call, PyTorch's, ours, verdict)] and the checks."""
     rows = []
     for label, ref_name, ref_range, tag, our_range in PAIRS:
         ref_json = os.path.join(REFERENCE, ref_name + ".json")
         check = f"hta_side_by_side_{tag.split('/')[0]}_pandas{pandas_major}"
-        try:
-            our_json = ours.json(tag)
-        except trace_replay.ReplayError as e:
-            report(check, f"our trace could not be written again: {e}")
+        our_json = our_trace(ours, tag, check)
+        if our_json is None:
             continue
         theirs, mine = run_calls(ref_json, ref_range), run_calls(our_json, our_range)
         steps = [r["profiler steps"][1] if r["profiler steps"][0] == "ok" else None
@@ -435,10 +442,8 @@ def unpaired(ours, pandas_major, notes):
         everywhere = ok if everywhere is None else everywhere & ok
     for tag in UNPAIRED:
         check = f"hta_as_pytorch_{short(tag)}_pandas{pandas_major}"
-        try:
-            our_json = ours.json(tag)
-        except trace_replay.ReplayError as e:
-            report(check, f"our trace could not be written again: {e}")
+        our_json = our_trace(ours, tag, check)
+        if our_json is None:
             continue
         results = run_calls(our_json, "mlp_fwd")
         narrowed = narrowing_bug(our_json) if pandas_major >= 3 else None

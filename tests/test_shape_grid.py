@@ -16,6 +16,9 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import checks  # noqa: E402
+from checks import report  # noqa: E402
 GRID = os.path.join(ROOT, "bench", "shape_grid.py")
 SHORT = os.path.join(ROOT, "bench", "grid_shortfalls.py")
 HEADER = ("dim,hidden,tokens,floor_us,eager_us,fused_geglu_us,merged_us,epilogue_us,graph_us,decode_us,"
@@ -50,13 +53,8 @@ print("== comparison: %s, Stand-in GPU" % stem)
 print("our GEMM: version 6, pingpong (--gemm auto: measured now)")
 '''
 
-failures = 0
-
-
 def check(name, ok, detail=""):
-    global failures
-    print("%s %s%s" % ("PASS" if ok else "FAIL", name, "" if ok else ": " + detail))
-    failures += not ok
+    report(name, None if ok else detail or "failed")
 
 
 def grid(args, env_extra=None):
@@ -174,7 +172,7 @@ def main():
         short_cases(tmp)
     finally:
         shutil.rmtree(tmp)
-    return 1 if failures else 0
+    return checks.status()
 
 
 def point(**kw):

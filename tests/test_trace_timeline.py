@@ -17,6 +17,10 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 import trace_timeline  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import checks  # noqa: E402
+from checks import report  # noqa: E402
+
 RESULTS = os.path.join(ROOT, "docs", "results", "h200-2026-11-30")
 OURS = os.path.join(RESULTS, "traces", "03_simple_mlp", "64x128_768x3072_bf16_cold_eager.json")
 REFERENCE = os.path.join(RESULTS, "reference", "pytorch-geglu-mlp-h200.trace.json")
@@ -24,16 +28,6 @@ FRESH = os.path.join(ROOT, "tests", "data", "h200-2026-12-01")
 TORCH_03 = os.path.join(ROOT, "tests", "data", "reference", "torch_03_mlp_article_eager.json")
 FORWARD = ["nvjet", "vectorized_elementwise", "nvjet", "vectorized_elementwise", "nvjet"]
 
-failed = 0
-
-
-def report(name, problem):
-    global failed
-    if problem:
-        failed += 1
-        print(f"FAIL {name}: {problem}")
-    else:
-        print(f"PASS {name}")
 
 
 def kinds(gpu):
@@ -119,7 +113,7 @@ def main():
                                  capture_output=True, text=True)
             ok = run.returncode == 0 and os.path.getsize(png) > 0
             report("timeline_two_panels", None if ok else f"rc {run.returncode}: {run.stderr.strip()}")
-    return 1 if failed else 0
+    return checks.status()
 
 
 if __name__ == "__main__":
