@@ -56,7 +56,9 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-EXIT_BAD_INPUT, EXIT_WAIVED = 1, 2
+sys.path.insert(0, os.path.join(ROOT, "compare"))
+from common import EXIT_BAD_INPUT, EXIT_WAIVED, StrictParser, whole  # noqa: E402 (the standard library only)
+from shapes import token_list  # noqa: E402
 MODELS = ((768, 3072), (4096, 11008), (4096, 14336), (8192, 3584))
 TOKENS = (1, 8, 16, 128, 512, 2048, 8192, 32768)
 COLUMNS = ("dim", "hidden", "tokens", "floor_us", "eager_us", "fused_geglu_us", "merged_us", "epilogue_us",
@@ -87,34 +89,8 @@ def model_list(text):
     return models
 
 
-def token_list(text):
-    values = []
-    for part in text.split(","):
-        if not re.fullmatch(r"[0-9]{1,7}", part) or not 1 <= int(part) <= 1048576:
-            raise argparse.ArgumentTypeError("'%s' is not a comma-separated list of token counts (1..1048576)"
-                                             % text)
-        values.append(int(part))
-    if len(set(values)) != len(values):
-        raise argparse.ArgumentTypeError("'%s' repeats a token count" % text)
-    return values
-
-
-def whole(lo, hi):
-    def parse(text):
-        if not re.fullmatch(r"[0-9]{1,9}", text) or not lo <= int(text) <= hi:
-            raise argparse.ArgumentTypeError("'%s' is not a whole number in %d..%d" % (text, lo, hi))
-        return int(text)
-    return parse
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, exit 1, as our stages do
-        sys.stderr.write("shape_grid: error: %s\n" % message)
-        sys.exit(EXIT_BAD_INPUT)
-
-
 def parse_args(argv):
-    p = Parser(prog="bench/shape_grid.py", allow_abbrev=False,
+    p = StrictParser(prog="shape_grid", allow_abbrev=False,
                description="the fusion ladder, our GEMM and PyTorch across LLM MLP shapes, one CSV")
     p.add_argument("--models", type=model_list, default=list(MODELS),
                    help="DIMxHIDDEN,... (default %s)" % ",".join("%dx%d" % m for m in MODELS))
