@@ -27,13 +27,17 @@ import re
 PINNED = ("README.md", "docs/01_matmul_add.md", "docs/02_linear.md", "docs/03_simple_mlp.md",
           "docs/04_fused_mlp.md", "docs/05_writing_the_gemm.md", "docs/pytorch-vs-c.md", "docs/reading-traces.md",
           "docs/nsight-systems.md", "docs/errors.md", "docs/04_design_notes.md", "01_matmul_add/README.md",
-          "02_linear/README.md", "03_simple_mlp/README.md", "04_fused_mlp/README.md")
+          "02_linear/README.md", "03_simple_mlp/README.md", "04_fused_mlp/README.md", "docs/ko/README.md",
+          "docs/ko/01_matmul_add.md", "docs/ko/02_linear.md", "docs/ko/03_simple_mlp.md", "docs/ko/04_fused_mlp.md",
+          "docs/ko/05_writing_the_gemm.md", "docs/ko/reading-traces.md", "docs/ko/nsight-systems.md",
+          "docs/ko/pytorch-vs-c.md")
 
 COMMENT = re.compile(r"<!--\s*(src|not[ -]measured):\s*(.*?)\s*-->")
 NUMBER = r"[0-9][0-9,]*(?:\.[0-9]+)?"
 UNITS = r"(?:us|ms|s|ns|MB|GB|KB|TB/s|GB/s|TFLOP/s|GFLOP|TFLOP|MHz|W)"
-# a number with a unit; a percentage or a ratio (1.33x) written against it; not '2 x 8192'
-MEASURED = re.compile(r"(?<![\w.#/-])(" + NUMBER + r")(?:\s?" + UNITS + r"(?![\w/])|%|x(?![\w]))")
+# a number with a unit; a percentage or a ratio (1.33x) written against it; not '2 x 8192'. The
+# letters around it are ASCII only: Korean prose writes a particle against the unit ('9.0 us에서').
+MEASURED = re.compile(r"(?<![A-Za-z0-9_.#/-])(" + NUMBER + r")(?:\s?" + UNITS + r"(?![A-Za-z0-9_/])|%|x(?![A-Za-z0-9_]))")
 CELL_NUMBER = re.compile(r"^\s*(" + NUMBER + r")\s?(?:%|x)?\s*$")
 LINE_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?")
 SOURCE = re.compile(r"([^\s:,;]+):([0-9]+(?:,[0-9]+)*)")
