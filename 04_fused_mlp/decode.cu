@@ -38,25 +38,28 @@ extern "C" {
 // values, and every load is one 16-byte instruction, the four lanes of a row covering 64
 // contiguous bytes.
 //
-//   unit   8 weight rows (one mma N) over all of K, for all tokens; a block's warps split K: warp
-//          w takes 64-value steps w, w + warps, ...; their fp32 partial sums meet in shared
-//          memory and the block's first 128 threads, one output each, apply the epilogue:
-//          gelu(g) * u (gate_up, Wg and Wu side by side: only m is written) or the plain sum
-//          (down)
+//   unit   8 or 16 weight rows (one or two mma N tiles; decode_unit_rows) over all of K, for all
+//          tokens; a block's warps split K: warp w takes 64-value steps w, w + warps, ...; their
+//          fp32 partial sums meet in shared memory and the block's threads, one output each,
+//          apply the epilogue: gelu(g) * u (gate_up, Wg and Wu side by side: only m is written)
+//          or the plain sum (down). With 16 rows, each x fragment loaded serves both tiles
 //   grid   persistent: about 16 warps per SM, each block walking units blockIdx.x, + gridDim.x,
 //          ...; every block gets the same number of units (the grid is sized so), so no SM
 //          waits on a last, lone wave of units. A block's sums of one unit go to one of two
 //          shared buffers, so the next unit's loads are issued while they are reduced
-//   loads  each lane loads DECODE_UNROLL steps of all its operands before the first mma, so a
-//          warp has up to 3 x 4 x 16 bytes of weights in flight per lane
+//   loads  each lane loads decode_unroll steps of all its operands before the first mma, so a
+//          warp has up to 3 x 4 x 16 bytes of weights in flight per lane (8-row units), 2 x 8 x 16
+//          (16-row units)
 //   launch the down kernel is a programmatic dependent launch (sm_90): it is scheduled while
 //          gate_up runs, loads its first weights, and only then waits for m (see
 //          grid_dependency_wait)
 // Rows of x, W past the matrix and K past its end load as zeros; K not a multiple of 8 or
 // unaligned bases take an element-by-element load into the same registers.
-constexpr int DECODE_MAX_WARPS = 8;   // warps per block (fewer when K has few steps)
+constexpr int DECODE_MAX_WARPS = 8; // warps per block (fewer when K has few steps)
 constexpr int DECODE_WARPS_PER_SM = 16;
-constexpr int DECODE_UNROLL = 3;      // 64-value steps of K per warp per round
+// 64-value steps of K per warp per round: what fits the registers with one tile of 8 weight rows
+// per unit, or two
+__host__ __device__ constexpr int decode_unroll(int tiles) { return tiles == 1 ? 3 : 2; }
 
 // Values k .. k + 7 of row `row` of a row-major [n_rows, K] matrix; zeros past its rows or K.
 // vec: K is a multiple of 8 and the base 16-byte aligned, so a chunk is wholly inside or past K.
@@ -105,105 +108,129 @@ __device__ __forceinline__ void decode_stamp(unsigned long long *stamps, int eve
     stamps[(size_t)blockIdx.x * DECODE_STAMP_SLOTS + DECODE_STAMP_SM] = sm;
 }
 
-template <typename T, bool GATED>
+// One round of a warp: the steps s0, s0 + stride, ... (decode_unroll(TILES) of them) of the unit
+// whose first weight row is n0, its TILES tiles of 8 rows each.
+template <typename T, bool GATED, int TILES>
+__device__ __forceinline__ void decode_round(const T *x, const T *wa, const T *wb, int tokens, size_t K, size_t rows,
+                                             bool vec, size_t n0, size_t s0, size_t stride, float (&acc_a)[TILES][4],
+                                             float (&acc_b)[TILES][4], bool &waited, unsigned long long *stamps)
+{
+    constexpr int U = decode_unroll(TILES);
+    const int lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
+    const size_t t_lo = g, t_hi = g + 8; // the two token rows of this lane's mma fragments
+    uint4 w_a[U][2][TILES], w_b[U][2][TILES], x_lo[U][2], x_hi[U][2];
+    // Instruction h of step s reads values s * 64 + h * 32 + [0, 32) of each row: the four
+    // lanes of a row cover 64 contiguous bytes, two whole 32-byte sectors.
+#pragma unroll
+    for (int u = 0; u < U; u++)
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+#pragma unroll
+            for (int t = 0; t < TILES; t++) {
+                const size_t row = n0 + 8 * t + g, k = (s0 + (size_t)u * stride) * 64 + h * 32 + c * 8; // past K: zeros
+                w_a[u][h][t] = load8(wa, row, rows, k, K, vec);
+                w_b[u][h][t] = GATED ? load8(wb, row, rows, k, K, vec) : make_uint4(0, 0, 0, 0);
+            }
+    // The weights do not depend on the kernel before us; x may (the down kernel's x is the
+    // gate_up kernel's m). Launched as a programmatic dependent, this kernel starts while that
+    // one finishes, its first weights already on the way; here it waits for the kernel before
+    // to complete and its writes to be visible (a no-op otherwise).
+    if (!waited) {
+        decode_stamp(stamps, DECODE_STAMP_ISSUED);
+        grid_dependency_wait();
+        decode_stamp(stamps, DECODE_STAMP_WAITED);
+        waited = true;
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const size_t k = (s0 + (size_t)u * stride) * 64 + h * 32 + c * 8;
+            x_lo[u][h] = load8(x, t_lo, (size_t)tokens, k, K, vec);
+            x_hi[u][h] = load8(x, t_hi, (size_t)tokens, k, K, vec);
+        }
+#pragma unroll
+    for (int u = 0; u < U; u++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const uint32_t a0[4] = {x_lo[u][h].x, x_hi[u][h].x, x_lo[u][h].y, x_hi[u][h].y};
+            const uint32_t a1[4] = {x_lo[u][h].z, x_hi[u][h].z, x_lo[u][h].w, x_hi[u][h].w};
+#pragma unroll
+            for (int t = 0; t < TILES; t++) {
+                mma_16816<T>(acc_a[t], a0, w_a[u][h][t].x, w_a[u][h][t].y);
+                mma_16816<T>(acc_a[t], a1, w_a[u][h][t].z, w_a[u][h][t].w);
+                if (GATED) {
+                    mma_16816<T>(acc_b[t], a0, w_b[u][h][t].x, w_b[u][h][t].y);
+                    mma_16816<T>(acc_b[t], a1, w_b[u][h][t].z, w_b[u][h][t].w);
+                }
+            }
+        }
+}
+
+// A unit is TILES tiles of 8 weight rows over all of K, for all tokens; a block's warps split K:
+// warp w takes the steps w, w + warps, ...; their fp32 partial sums meet in shared memory and
+// the block's threads, one output each, apply the epilogue.
+template <typename T, bool GATED, int TILES>
 __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb, T *out, int tokens,
                                             size_t K, size_t rows, bool vec, unsigned long long *stamps)
 {
-    __shared__ float partial[2][DECODE_MAX_WARPS][2][4][32]; // by unit parity
+    __shared__ float partial[2][DECODE_MAX_WARPS][TILES][2][4][32]; // by unit parity
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
-    const int g = lane / 4, c = lane % 4;
-    const size_t steps = (K + 63) / 64, units = (rows + 7) / 8;
-    const size_t t_lo = g, t_hi = g + 8; // the two token rows of this lane's mma fragments
+    const size_t steps = (K + 63) / 64, units = (rows + 8 * TILES - 1) / (8 * TILES);
     decode_stamp(stamps, DECODE_STAMP_START);
     if (GATED) grid_dependents_launch(); // the down kernel may start streaming its weights
     bool waited = false;
     int parity = 0;
     for (size_t unit = blockIdx.x; unit < units; unit += gridDim.x, parity ^= 1) {
-        const size_t n0 = unit * 8;
-        float acc_a[4] = {0.0f, 0.0f, 0.0f, 0.0f}, acc_b[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        for (size_t s0 = warp; s0 < steps; s0 += (size_t)DECODE_UNROLL * warps) {
-            uint4 w_a[DECODE_UNROLL][2], w_b[DECODE_UNROLL][2], x_lo[DECODE_UNROLL][2], x_hi[DECODE_UNROLL][2];
-            // Instruction h of step s reads values s * 64 + h * 32 + [0, 32) of each row: the four
-            // lanes of a row cover 64 contiguous bytes, two whole 32-byte sectors.
-#pragma unroll
-            for (int u = 0; u < DECODE_UNROLL; u++)
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    const size_t k = (s0 + (size_t)u * warps) * 64 + h * 32 + c * 8; // past K: zeros
-                    w_a[u][h] = load8(wa, n0 + g, rows, k, K, vec);
-                    w_b[u][h] = GATED ? load8(wb, n0 + g, rows, k, K, vec) : make_uint4(0, 0, 0, 0);
-                }
-            // The weights do not depend on the kernel before us; x may (the down kernel's x is
-            // the gate_up kernel's m). Launched as a programmatic dependent, this kernel starts
-            // while that one finishes, its first weights already on the way; here it waits for
-            // the kernel before to complete and its writes to be visible (a no-op otherwise).
-            if (!waited) {
-                decode_stamp(stamps, DECODE_STAMP_ISSUED);
-                grid_dependency_wait();
-                decode_stamp(stamps, DECODE_STAMP_WAITED);
-                waited = true;
-            }
-#pragma unroll
-            for (int u = 0; u < DECODE_UNROLL; u++)
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    const size_t k = (s0 + (size_t)u * warps) * 64 + h * 32 + c * 8;
-                    x_lo[u][h] = load8(x, t_lo, (size_t)tokens, k, K, vec);
-                    x_hi[u][h] = load8(x, t_hi, (size_t)tokens, k, K, vec);
-                }
-#pragma unroll
-            for (int u = 0; u < DECODE_UNROLL; u++)
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    const uint32_t a0[4] = {x_lo[u][h].x, x_hi[u][h].x, x_lo[u][h].y, x_hi[u][h].y};
-                    const uint32_t a1[4] = {x_lo[u][h].z, x_hi[u][h].z, x_lo[u][h].w, x_hi[u][h].w};
-                    mma_16816<T>(acc_a, a0, w_a[u][h].x, w_a[u][h].y);
-                    mma_16816<T>(acc_a, a1, w_a[u][h].z, w_a[u][h].w);
-                    if (GATED) {
-                        mma_16816<T>(acc_b, a0, w_b[u][h].x, w_b[u][h].y);
-                        mma_16816<T>(acc_b, a1, w_b[u][h].z, w_b[u][h].w);
-                    }
-                }
-        }
+        const size_t n0 = unit * 8 * TILES;
+        float acc_a[TILES][4] = {}, acc_b[TILES][4] = {};
+        for (size_t s0 = warp; s0 < steps; s0 += (size_t)decode_unroll(TILES) * warps)
+            decode_round<T, GATED, TILES>(x, wa, wb, tokens, K, rows, vec, n0, s0, warps, acc_a, acc_b, waited, stamps);
         decode_stamp(stamps, DECODE_STAMP_COMPUTED);
 #pragma unroll
-        for (int r = 0; r < 4; r++) {
-            partial[parity][warp][0][r][lane] = acc_a[r];
-            partial[parity][warp][1][r][lane] = acc_b[r];
-        }
+        for (int t = 0; t < TILES; t++)
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                partial[parity][warp][t][0][r][lane] = acc_a[t][r];
+                partial[parity][warp][t][1][r][lane] = acc_b[t][r];
+            }
         // The other buffer was last read two units ago, before the barrier of the unit between.
         __syncthreads();
-        // 128 sums, one per thread of the block's first 128 (all of them, in turn, in a smaller
-        // block): accumulator r of lane l is token l / 4 (+ 8 for r >= 2), row 2 (l % 4) + r % 2.
-        for (int o = threadIdx.x; o < 128; o += blockDim.x) {
-            const int r = o / 32, l = o % 32;
+        // 128 sums per tile, one per thread of the block (in turn, in a smaller block):
+        // accumulator r of lane l is token l / 4 (+ 8 for r >= 2), row 2 (l % 4) + r % 2.
+        for (int o = threadIdx.x; o < 128 * TILES; o += blockDim.x) {
+            const int t = o / 128, r = o % 128 / 32, l = o % 32;
             float a = 0.0f, b = 0.0f;
             for (int w = 0; w < warps; w++) { // in warp order: the same sum on every run
-                a += partial[parity][w][0][r][l];
-                b += partial[parity][w][1][r][l];
+                a += partial[parity][w][t][0][r][l];
+                b += partial[parity][w][t][1][r][l];
             }
-            const size_t t = (size_t)(l / 4 + (r >= 2 ? 8 : 0)), j = n0 + 2 * (l % 4) + r % 2;
-            if (t < (size_t)tokens && j < rows) out[t * rows + j] = from_float<T>(GATED ? gelu_tanh(a) * b : a);
+            const size_t tok = (size_t)(l / 4 + (r >= 2 ? 8 : 0)), j = n0 + 8 * t + 2 * (l % 4) + r % 2;
+            if (tok < (size_t)tokens && j < rows) out[tok * rows + j] = from_float<T>(GATED ? gelu_tanh(a) * b : a);
         }
     }
     decode_stamp(stamps, DECODE_STAMP_END);
 }
 
-#define DECODE_KERNELS(suffix, T)                                                                        \
+// The kernels by dtype and unit: decode_gate_up_bf16 (8 weight rows per unit),
+// decode_gate_up_rows16_bf16 (16), and so on.
+#define DECODE_KERNELS(name, T, TILES)                                                                  \
     extern "C" __global__ void __launch_bounds__(32 * DECODE_MAX_WARPS, DECODE_WARPS_PER_SM / DECODE_MAX_WARPS) \
-        decode_gate_up_##suffix(const T *x, const T *wg, const T *wu, T *m, int tokens, size_t dim,     \
-                                size_t hidden, bool vec, unsigned long long *stamps)                     \
+        decode_gate_up_##name(const T *x, const T *wg, const T *wu, T *m, int tokens, size_t dim,       \
+                              size_t hidden, bool vec, unsigned long long *stamps)                       \
     {                                                                                                    \
-        decode_body<T, true>(x, wg, wu, m, tokens, dim, hidden, vec, stamps);                           \
+        decode_body<T, true, TILES>(x, wg, wu, m, tokens, dim, hidden, vec, stamps);                    \
     }                                                                                                    \
     extern "C" __global__ void __launch_bounds__(32 * DECODE_MAX_WARPS, DECODE_WARPS_PER_SM / DECODE_MAX_WARPS) \
-        decode_down_##suffix(const T *m, const T *wd, T *y, int tokens, size_t hidden, size_t dim,       \
-                             bool vec, unsigned long long *stamps)                                       \
+        decode_down_##name(const T *m, const T *wd, T *y, int tokens, size_t hidden, size_t dim, bool vec, \
+                           unsigned long long *stamps)                                                   \
     {                                                                                                    \
-        decode_body<T, false>(m, wd, nullptr, y, tokens, hidden, dim, vec, stamps);                     \
+        decode_body<T, false, TILES>(m, wd, nullptr, y, tokens, hidden, dim, vec, stamps);              \
     }
-DECODE_KERNELS(bf16, __nv_bfloat16)
-DECODE_KERNELS(fp16, __half)
+DECODE_KERNELS(bf16, __nv_bfloat16, 1)
+DECODE_KERNELS(fp16, __half, 1)
+DECODE_KERNELS(rows16_bf16, __nv_bfloat16, 2)
+DECODE_KERNELS(rows16_fp16, __half, 2)
 
 extern "C" int decode_supported(dtype_t t, size_t tokens, size_t dim, size_t hidden, char *why, size_t why_len)
 {
@@ -225,11 +252,25 @@ extern "C" int decode_supported(dtype_t t, size_t tokens, size_t dim, size_t hid
 
 extern "C" int decode_runs_here(void) { return gpu_compute_capability() >= 80; }
 
-static void decode_require(dtype_t t, size_t tokens, size_t dim, size_t hidden)
+// 16-row units load each x fragment once for two weight tiles and keep a third more weight bytes
+// in flight per warp (2 x 2 tiles of loads per round where 8-row units have 3 x 1), but make half
+// as many units. They pay where the weights give every SM many units and x is loaded for several
+// tokens; at 1 token and on small MLPs the 8-row units are as fast or faster.
+extern "C" int decode_unit_rows(size_t tokens, size_t dim, size_t hidden)
+{
+    const double weight_bytes = 3.0 * 2.0 * (double)dim * (double)hidden;
+    return tokens >= 8 && weight_bytes >= 50e6 ? 16 : 8;
+}
+
+static void decode_require(dtype_t t, size_t tokens, size_t dim, size_t hidden, int unit_rows)
 {
     char why[256];
     if (!decode_supported(t, tokens, dim, hidden, why, sizeof why)) {
         program_error("decode kernels: %s", why);
+        exit(EXIT_BAD_INPUT);
+    }
+    if (unit_rows != 8 && unit_rows != 16) {
+        program_error("decode kernels: units of %d weight rows; there are units of 8 and of 16", unit_rows);
         exit(EXIT_BAD_INPUT);
     }
     if (!decode_runs_here()) {
@@ -238,13 +279,14 @@ static void decode_require(dtype_t t, size_t tokens, size_t dim, size_t hidden)
     }
 }
 
-// Enough warps per block that each does at most DECODE_UNROLL steps of a unit's K (all its loads
-// in one round), up to DECODE_MAX_WARPS; about DECODE_WARPS_PER_SM warps on each SM; and the
-// fewest blocks that give every block the same number of units.
-static void decode_shape(size_t K, size_t rows, dim3 *grid, dim3 *block)
+// Enough warps per block that each does at most one round of a unit's K (all its loads at once),
+// up to DECODE_MAX_WARPS; about DECODE_WARPS_PER_SM warps on each SM; and the fewest blocks that
+// give every block the same number of units.
+static void decode_shape(size_t K, size_t rows, int unit_rows, dim3 *grid, dim3 *block)
 {
-    const size_t steps = (K + 63) / 64, units = (rows + 7) / 8;
-    size_t warps = (steps + DECODE_UNROLL - 1) / DECODE_UNROLL;
+    const size_t unroll = (size_t)decode_unroll(unit_rows / 8);
+    const size_t steps = (K + 63) / 64, units = (rows + unit_rows - 1) / unit_rows;
+    size_t warps = (steps + unroll - 1) / unroll;
     if (warps > DECODE_MAX_WARPS) warps = DECODE_MAX_WARPS;
     const size_t slots = (size_t)gpu_multiprocessors() * (DECODE_WARPS_PER_SM / warps);
     const size_t per_block = (units + slots - 1) / slots;
@@ -252,10 +294,10 @@ static void decode_shape(size_t K, size_t rows, dim3 *grid, dim3 *block)
     *block = dim3((unsigned)(32 * warps));
 }
 
-extern "C" size_t decode_blocks(size_t K, size_t rows)
+extern "C" size_t decode_blocks(size_t K, size_t rows, int unit_rows)
 {
     dim3 grid, block;
-    decode_shape(K, rows, &grid, &block);
+    decode_shape(K, rows, unit_rows, &grid, &block);
     return grid.x;
 }
 
@@ -265,29 +307,32 @@ static bool decode_vec(size_t K, const void *a, const void *b, const void *c)
 }
 
 extern "C" void launch_decode_gate_up(dtype_t t, const void *x, const void *wg, const void *wu, void *m,
-                                      size_t tokens, size_t dim, size_t hidden, cudaStream_t stream,
+                                      size_t tokens, size_t dim, size_t hidden, int unit_rows, cudaStream_t stream,
                                       unsigned long long *stamps)
 {
-    decode_require(t, tokens, dim, hidden);
-    const bool vec = decode_vec(dim, x, wg, wu);
+    decode_require(t, tokens, dim, hidden, unit_rows);
+    const void *kernels[2][2] = {{(const void *)decode_gate_up_bf16, (const void *)decode_gate_up_fp16},
+                                 {(const void *)decode_gate_up_rows16_bf16, (const void *)decode_gate_up_rows16_fp16}};
+    bool vec = decode_vec(dim, x, wg, wu);
+    int tok = (int)tokens;
+    void *args[] = {&x, &wg, &wu, &m, &tok, &dim, &hidden, &vec, &stamps};
     dim3 grid, block;
-    decode_shape(dim, hidden, &grid, &block);
-    if (t == DTYPE_BF16)
-        decode_gate_up_bf16<<<grid, block, 0, stream>>>((const __nv_bfloat16 *)x, (const __nv_bfloat16 *)wg,
-                                                        (const __nv_bfloat16 *)wu, (__nv_bfloat16 *)m,
-                                                        (int)tokens, dim, hidden, vec, stamps);
-    else
-        decode_gate_up_fp16<<<grid, block, 0, stream>>>((const __half *)x, (const __half *)wg, (const __half *)wu,
-                                                        (__half *)m, (int)tokens, dim, hidden, vec, stamps);
+    decode_shape(dim, hidden, unit_rows, &grid, &block);
+    CUDA_CHECK(cudaLaunchKernel(kernels[unit_rows / 16][t == DTYPE_FP16], grid, block, args, 0, stream));
 }
 
 extern "C" void launch_decode_down(dtype_t t, const void *m, const void *wd, void *y, size_t tokens,
-                                   size_t hidden, size_t dim, cudaStream_t stream, unsigned long long *stamps)
+                                   size_t hidden, size_t dim, int unit_rows, cudaStream_t stream,
+                                   unsigned long long *stamps)
 {
-    decode_require(t, tokens, dim, hidden);
-    const bool vec = decode_vec(hidden, m, wd, NULL);
+    decode_require(t, tokens, dim, hidden, unit_rows);
+    const void *kernels[2][2] = {{(const void *)decode_down_bf16, (const void *)decode_down_fp16},
+                                 {(const void *)decode_down_rows16_bf16, (const void *)decode_down_rows16_fp16}};
+    bool vec = decode_vec(hidden, m, wd, NULL);
+    int tok = (int)tokens;
+    void *args[] = {&m, &wd, &y, &tok, &hidden, &dim, &vec, &stamps};
     cudaLaunchConfig_t cfg = {};
-    decode_shape(hidden, dim, &cfg.gridDim, &cfg.blockDim);
+    decode_shape(hidden, dim, unit_rows, &cfg.gridDim, &cfg.blockDim);
     cfg.stream = stream;
     cudaLaunchAttribute pdl = {};
     pdl.id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -296,11 +341,5 @@ extern "C" void launch_decode_down(dtype_t t, const void *m, const void *wd, voi
         cfg.attrs = &pdl;
         cfg.numAttrs = 1;
     }
-    const int tok = (int)tokens;
-    if (t == DTYPE_BF16)
-        CUDA_CHECK(cudaLaunchKernelEx(&cfg, decode_down_bf16, (const __nv_bfloat16 *)m, (const __nv_bfloat16 *)wd,
-                                      (__nv_bfloat16 *)y, tok, hidden, dim, vec, stamps));
-    else
-        CUDA_CHECK(cudaLaunchKernelEx(&cfg, decode_down_fp16, (const __half *)m, (const __half *)wd, (__half *)y,
-                                      tok, hidden, dim, vec, stamps));
+    CUDA_CHECK(cudaLaunchKernelExC(&cfg, kernels[unit_rows / 16][t == DTYPE_FP16], args));
 }

@@ -23,13 +23,15 @@ extern "C" {
 enum { DECODE_MAX_TOKENS = 16 };
 int decode_supported(dtype_t t, size_t tokens, size_t dim, size_t hidden, char *why, size_t why_len);
 int decode_runs_here(void);
-/* stamps: NULL, or a device buffer of DECODE_STAMP_BLOCKS x DECODE_STAMP_SLOTS for the timeline
- * below. */
+/* decode_unit_rows: how many weight rows a unit of work covers for this problem, 8 or 16 (see
+ * decode.cu); the launchers take it as unit_rows. stamps: NULL, or a device buffer of
+ * DECODE_STAMP_BLOCKS x DECODE_STAMP_SLOTS for the timeline below. */
+int decode_unit_rows(size_t tokens, size_t dim, size_t hidden);
 void launch_decode_gate_up(dtype_t t, const void *x, const void *wg, const void *wu, void *m,
-                           size_t tokens, size_t dim, size_t hidden, cudaStream_t stream,
+                           size_t tokens, size_t dim, size_t hidden, int unit_rows, cudaStream_t stream,
                            unsigned long long *stamps);
 void launch_decode_down(dtype_t t, const void *m, const void *wd, void *y, size_t tokens,
-                        size_t hidden, size_t dim, cudaStream_t stream, unsigned long long *stamps);
+                        size_t hidden, size_t dim, int unit_rows, cudaStream_t stream, unsigned long long *stamps);
 
 /* The decode kernels' timeline (bench/decode_timeline). Given a stamps buffer, thread 0 of each
  * block, for the first DECODE_STAMP_BLOCKS blocks of the kernel, writes %globaltimer (ns) at
@@ -39,12 +41,12 @@ void launch_decode_down(dtype_t t, const void *m, const void *wd, void *y, size_
  *   WAITED    griddepcontrol.wait returned (down: gate_up complete; gate_up: at once)
  *   COMPUTED  warp 0 is through its loads and mma of the block's last unit of 8 rows
  *   END       the block's last outputs are written
- * decode_blocks is the grid a launch over `rows` weight rows of K values uses (after the GPU is
- * known): the blocks that stamp. */
+ * decode_blocks is the grid a launch over `rows` weight rows of K values in units of unit_rows
+ * uses (after the GPU is known): the blocks that stamp. */
 enum { DECODE_STAMP_START, DECODE_STAMP_ISSUED, DECODE_STAMP_WAITED, DECODE_STAMP_COMPUTED, DECODE_STAMP_END,
        DECODE_STAMP_SM, DECODE_STAMP_SLOTS };
 enum { DECODE_STAMP_BLOCKS = 16384 };
-size_t decode_blocks(size_t K, size_t rows);
+size_t decode_blocks(size_t K, size_t rows, int unit_rows);
 
 #ifdef __cplusplus
 }

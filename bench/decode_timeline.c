@@ -143,6 +143,7 @@ int main(int argc, char **argv)
     const void *x = mlp.x, *wg = mlp.wg, *wu = mlp.wu, *wd = mlp.wd;
     void *m = mlp.prod, *y = mlp.y;
     cudaStream_t s = mlp.stream;
+    const int rows = decode_unit_rows(T, D, H); /* as the stage runs it */
     /* The stamps: one buffer per kernel, gate_up's then down's. */
     const size_t n_stamps = 2 * (size_t)DECODE_STAMP_BLOCKS * DECODE_STAMP_SLOTS;
     unsigned long long *dev_stamps;
@@ -150,14 +151,14 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaMalloc((void **)&dev_stamps, n_stamps * sizeof *dev_stamps));
     unsigned long long *stamps_up = dev_stamps, *stamps_down = dev_stamps + n_stamps / 2;
     /* One plain forward first: module loading stays out of the capture. */
-    launch_decode_gate_up(t, x, wg, wu, m, T, D, H, s, stamps_up);
-    launch_decode_down(t, m, wd, y, T, H, D, s, stamps_down);
+    launch_decode_gate_up(t, x, wg, wu, m, T, D, H, rows, s, stamps_up);
+    launch_decode_down(t, m, wd, y, T, H, D, rows, s, stamps_down);
     CUDA_CHECK(cudaStreamSynchronize(s));
     cudaGraph_t graph;
     cudaGraphExec_t forward;
     CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-    launch_decode_gate_up(t, x, wg, wu, m, T, D, H, s, stamps_up);
-    launch_decode_down(t, m, wd, y, T, H, D, s, stamps_down);
+    launch_decode_gate_up(t, x, wg, wu, m, T, D, H, rows, s, stamps_up);
+    launch_decode_down(t, m, wd, y, T, H, D, rows, s, stamps_down);
     CUDA_CHECK(cudaStreamEndCapture(s, &graph));
     CUDA_CHECK(cudaGraphInstantiate(&forward, graph, 0));
 
@@ -173,7 +174,7 @@ int main(int argc, char **argv)
         CUDA_CHECK(cudaMalloc(&evict, evict_bytes));
     }
 
-    const size_t blocks[2] = {decode_blocks(D, H), decode_blocks(H, D)};
+    const size_t blocks[2] = {decode_blocks(D, H, rows), decode_blocks(H, D, rows)};
     const size_t stamped[2] = {blocks[0] < DECODE_STAMP_BLOCKS ? blocks[0] : DECODE_STAMP_BLOCKS,
                                blocks[1] < DECODE_STAMP_BLOCKS ? blocks[1] : DECODE_STAMP_BLOCKS};
     unsigned long long *st = malloc(n_stamps * sizeof *st);
@@ -185,8 +186,8 @@ int main(int argc, char **argv)
         return EXIT_BAD_INPUT;
     }
     gpu_print(&g);
-    printf("decode forward: %lld tokens, %lld -> %lld, %s; gate_up %zu blocks, down %zu blocks%s\n", tokens, dim,
-           hidden, dtype_name(t), blocks[0], blocks[1],
+    printf("decode forward: %lld tokens, %lld -> %lld, %s; units of %d weight rows; gate_up %zu blocks, down %zu "
+           "blocks%s\n", tokens, dim, hidden, dtype_name(t), rows, blocks[0], blocks[1],
            blocks[0] > stamped[0] || blocks[1] > stamped[1] ? " (the first 16384 of each stamped)" : "");
     if (cold_l2) printf("cold L2: %.1f MB written before every forward\n", evict_bytes / 1e6);
     for (int rep = 0; rep < REPEATS; rep++) {

@@ -153,14 +153,7 @@ static int decode_case(dtype_t t, size_t tokens, size_t dim, size_t hidden, uint
     void *dwu = upload_random(&r, t, wu, hidden * dim, b_in), *dwd = upload_random(&r, t, wd, dim * hidden, b_down);
     /* The down kernel gets its own input, so each kernel is tested alone. */
     void *dmi = upload_random(&r, t, m_in, tokens * hidden, 0.5f);
-    void *dm = poisoned(t, tokens * hidden), *dy = poisoned(t, tokens * dim);
-    EXPECT(dx && dwg && dwu && dwd && dmi && dm && dy, "device allocation");
-
-    launch_decode_gate_up(t, dx, dwg, dwu, dm, tokens, dim, hidden, 0, NULL);
-    launch_decode_down(t, dmi, dwd, dy, tokens, hidden, dim, 0, NULL);
-    EXPECT(cudaGetLastError() == cudaSuccess, "launch");
-    EXPECT(download(t, dm, got_m, tokens * hidden) == 0, "gate_up kernel or copy failed");
-    EXPECT(download(t, dy, got_y, tokens * dim) == 0, "down kernel or copy failed");
+    EXPECT(dx && dwg && dwu && dwd && dmi, "device allocation");
 
     ref_gemm_rows(x, wg, want_m, 0, tokens, dim, hidden, 1);
     double *up = malloc(tokens * hidden * sizeof *up);
@@ -168,13 +161,27 @@ static int decode_case(dtype_t t, size_t tokens, size_t dim, size_t hidden, uint
     ref_gemm_rows(x, wu, up, 0, tokens, dim, hidden, 1);
     for (size_t i = 0; i < tokens * hidden; i++) want_m[i] = ref_gelu_tanh(want_m[i]) * up[i];
     ref_gemm_rows(m_in, wd, want_y, 0, tokens, hidden, dim, 1);
-    double err_m = rel_fro_error(got_m, want_m, tokens * hidden), err_y = rel_fro_error(got_y, want_y, tokens * dim);
-    EXPECT(err_m <= dtype_tolerance(t), "%s decode_gate_up, %zu tokens, dim %zu, hidden %zu: rel. error %.3e",
-           dtype_name(t), tokens, dim, hidden, err_m);
-    EXPECT(err_y <= dtype_tolerance(t), "%s decode_down, %zu tokens, hidden %zu -> dim %zu: rel. error %.3e",
-           dtype_name(t), tokens, hidden, dim, err_y);
-    void *dev[] = {dx, dwg, dwu, dwd, dmi, dm, dy};
-    for (int i = 0; i < 7; i++) cudaFree(dev[i]);
+    /* Both unit shapes, each on freshly poisoned outputs. */
+    for (int rows = 8; rows <= 16; rows += 8) {
+        void *dm = poisoned(t, tokens * hidden), *dy = poisoned(t, tokens * dim);
+        EXPECT(dm && dy, "device allocation");
+        launch_decode_gate_up(t, dx, dwg, dwu, dm, tokens, dim, hidden, rows, 0, NULL);
+        launch_decode_down(t, dmi, dwd, dy, tokens, hidden, dim, rows, 0, NULL);
+        EXPECT(cudaGetLastError() == cudaSuccess, "launch");
+        EXPECT(download(t, dm, got_m, tokens * hidden) == 0, "gate_up kernel or copy failed");
+        EXPECT(download(t, dy, got_y, tokens * dim) == 0, "down kernel or copy failed");
+        double err_m = rel_fro_error(got_m, want_m, tokens * hidden), err_y = rel_fro_error(got_y, want_y, tokens * dim);
+        EXPECT(err_m <= dtype_tolerance(t),
+               "%s decode_gate_up, %d-row units, %zu tokens, dim %zu, hidden %zu: rel. error %.3e", dtype_name(t),
+               rows, tokens, dim, hidden, err_m);
+        EXPECT(err_y <= dtype_tolerance(t),
+               "%s decode_down, %d-row units, %zu tokens, hidden %zu -> dim %zu: rel. error %.3e", dtype_name(t),
+               rows, tokens, hidden, dim, err_y);
+        cudaFree(dm);
+        cudaFree(dy);
+    }
+    void *dev[] = {dx, dwg, dwu, dwd, dmi};
+    for (int i = 0; i < 5; i++) cudaFree(dev[i]);
     float *host[] = {x, wg, wu, wd, m_in, got_m, got_y};
     for (int i = 0; i < 7; i++) free(host[i]);
     free(want_m);
