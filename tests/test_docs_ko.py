@@ -21,6 +21,8 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from test_docs import QUOTE_LINK as QUOTE, check, prose_lines, results  # noqa: E402
 
 PAIRS = [
     ("README.md", "docs/ko/README.md"),
@@ -35,19 +37,10 @@ PAIRS = [
 ]
 GLOSSARY = "docs/ko/glossary.md"
 
-FENCE = re.compile(r"^\s*(```+|~~~+)")
 HEADING = re.compile(r"^(#{1,6})\s+(.*\S)\s*$")
 LINK = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
-QUOTE = re.compile(r"\[[^\]]*\]\(([^)\s#]+)#L(\d+)-L(\d+)\)")
 COMMENT = re.compile(r"<!--.*?-->")
 NUMBER = re.compile(r"(?<![A-Za-z0-9_.])[0-9]+(?:,[0-9]{3})*(?:\.[0-9]+)?")
-
-results = []
-
-
-def check(name, ok, why=""):
-    results.append(ok)
-    print(("PASS " if ok else "FAIL ") + name + ("" if ok else ": " + why))
 
 
 def resolve(page, target):
@@ -60,18 +53,7 @@ def sections(page, text):
     """[(heading level, heading, details, excerpts, figures, numbers, links)] for each section; the
     text before the first heading is section 0, level 0."""
     out = [[0, "(before the first heading)", 0, [], [], set(), set()]]
-    fence = None
-    for line in text.splitlines():
-        m = FENCE.match(line)
-        if m:
-            mark = m.group(1)[0] * 3
-            if fence is None:
-                fence = mark
-            elif m.group(1).startswith(fence):
-                fence = None
-            continue
-        if fence is not None:
-            continue
+    for _, line in prose_lines(text):
         h = HEADING.match(line)
         if h:
             out.append([len(h.group(1)), h.group(2), 0, [], [], set(), set()])
@@ -144,23 +126,21 @@ def check_can_fail():
     with_quote = next(s for s in secs if s[3])
     with_figure = next((s for s in secs if s[4]), None)
     lines = en.splitlines()
+    prose = {n for n, _ in prose_lines(en)}
 
     def altered(pred, edit):
-        out, current, fence = [], None, None
-        for line in lines:
-            m = FENCE.match(line)
-            if m:
-                fence = None if fence else m.group(1)[0] * 3
-            h = HEADING.match(line) if fence is None else None
+        out, current = [], None
+        for n, line in enumerate(lines, 1):
+            h = HEADING.match(line) if n in prose else None
             if h:
                 current = h.group(2)
-            out.append(edit(line) if pred(current, line) else line)
+            out.append(edit(line) if n in prose and pred(current, line) else line)
         return "\n".join(out) + "\n"
 
     n = sorted(with_number[5], key=float)[-1]
     cases = [
         ("a number", with_number[1],
-         altered(lambda c, ln: c == with_number[1] and not FENCE.match(ln),
+         altered(lambda c, ln: c == with_number[1],
                  lambda ln: re.sub(r"(?<![A-Za-z0-9_.])" + re.escape(n) + r"(?![0-9])", n + "1", ln))),
         ("an excerpt's line range", with_quote[1],
          altered(lambda c, ln: c == with_quote[1] and QUOTE.search(ln) is not None,
