@@ -10,6 +10,7 @@
 #include "gemm/5_tma_store.cuh"    // the epilogue staged in shared memory and stored by TMA
 #include "gemm/6_pingpong.cuh"     // two consumers on tiles of their own, taking turns (ping-pong)
 #include "gemm/7_stream_k.cuh"     // the last waves split along K between all the SMs (stream-K)
+#include "gemm/8_multicast.cuh"    // clusters of two blocks that share each Wg|Wu tile (TMA multicast)
 //
 // gemm/ptx.cuh wraps the instructions they use, once. The Makefile builds this file for sm_80,
 // sm_90 and sm_90a; the Hopper versions' device code exists only in the sm_90a pass, and the
@@ -180,6 +181,55 @@ static void *scratch_for(size_t bytes)
     return buf;
 }
 
+// The launch of a kernel in clusters of two blocks (PAIRS_OF_SMS); `cluster` holds the attribute.
+static cudaLaunchConfig_t pairs_config(dim3 grid, const gemm_geglu_layout &l, cudaStream_t stream,
+                                       cudaLaunchAttribute *cluster)
+{
+    *cluster = {};
+    cluster->id = cudaLaunchAttributeClusterDimension;
+    cluster->val.clusterDim.x = 2, cluster->val.clusterDim.y = 1, cluster->val.clusterDim.z = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = dim3((unsigned)l.threads);
+    cfg.dynamicSmemBytes = (size_t)l.smem_bytes;
+    cfg.stream = stream;
+    cfg.attrs = cluster;
+    cfg.numAttrs = 1;
+    return cfg;
+}
+
+// How many clusters of two of this kernel the GPU runs at once (SMs pair up within a GPC only,
+// so this can be fewer than half the SMs), asked once per kernel.
+static int clusters_that_fit(const void *kernel, const gemm_geglu_layout &l, int version, int fp16)
+{
+    static int fit[N_VERSIONS][2];
+    int &n = fit[version - 1][fp16];
+    if (!n) {
+        cudaLaunchAttribute cluster;
+        const cudaLaunchConfig_t cfg = pairs_config(dim3(2), l, 0, &cluster);
+        CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, kernel, &cfg));
+        if (n < 1) {
+            program_error("gemm_geglu version %d: no cluster of two blocks of %d bytes of shared memory fits", version,
+                          l.smem_bytes);
+            exit(EXIT_CUDA_ERROR);
+        }
+    }
+    return n;
+}
+
+// A launch of a version's kernel, in clusters of two for PAIRS_OF_SMS.
+static void launch(const void *kernel, dim3 grid, const gemm_geglu_layout &l, gemm_geglu_grid kind, void **args,
+                   cudaStream_t stream)
+{
+    if (kind != PAIRS_OF_SMS) {
+        CUDA_CHECK(cudaLaunchKernel(kernel, grid, l.threads, args, l.smem_bytes, stream));
+        return;
+    }
+    cudaLaunchAttribute cluster;
+    const cudaLaunchConfig_t cfg = pairs_config(grid, l, stream, &cluster);
+    CUDA_CHECK(cudaLaunchKernelExC(&cfg, kernel, args));
+}
+
 extern "C" void launch_gemm_geglu(int version, dtype_t t, const void *x, const void *wg, const void *wu, void *m,
                                   size_t M, size_t dim, size_t hidden, cudaStream_t stream)
 {
@@ -210,25 +260,29 @@ extern "C" void launch_gemm_geglu(int version, dtype_t t, const void *x, const v
     const size_t tiles_m = (M + l.tile_m - 1) / l.tile_m, tiles_n = (hidden + l.tile_n - 1) / l.tile_n;
     const size_t tiles = tiles_m * tiles_n, sms = (size_t)gpu_multiprocessors();
     const size_t work = v.grid == EVERY_SM ? tiles * ((dim + l.box_k - 1) / l.box_k) : tiles; // blocks that have any
-    const dim3 grid = v.grid == ONE_BLOCK_PER_TILE ? dim3((unsigned)tiles_n, (unsigned)tiles_m)
-                                                   : dim3((unsigned)(work < sms ? work : sms));
+    dim3 grid = v.grid == ONE_BLOCK_PER_TILE ? dim3((unsigned)tiles_n, (unsigned)tiles_m)
+                                             : dim3((unsigned)(work < sms ? work : sms));
+    if (v.grid == PAIRS_OF_SMS) {
+        const size_t pairs = (tiles_m + 1) / 2 * tiles_n, fit = (size_t)clusters_that_fit(kernel, l, version, fp16);
+        grid = dim3((unsigned)(2 * (pairs < fit ? pairs : fit)));
+    }
     int Mi = (int)M, dim_i = (int)dim, hidden_i = (int)hidden;
     if (v.operands == POINTERS) {
         void *args[] = {&x, &wg, &wu, &m, &Mi, &dim_i, &hidden_i};
-        CUDA_CHECK(cudaLaunchKernel(kernel, grid, l.threads, args, l.smem_bytes, stream));
+        launch(kernel, grid, l, v.grid, args, stream);
         return;
     }
     tensor_maps *maps = tensor_maps_for(version, t, x, wg, wu, m, M, dim, hidden);
     if (v.operands == TENSOR_MAPS) {
         void *args[] = {&maps->tx, &maps->tg, &maps->tu, &m, &Mi, &dim_i, &hidden_i};
-        CUDA_CHECK(cudaLaunchKernel(kernel, grid, l.threads, args, l.smem_bytes, stream));
+        launch(kernel, grid, l, v.grid, args, stream);
     } else if (v.operands == TENSOR_MAPS_AND_M) {
         void *args[] = {&maps->tx, &maps->tg, &maps->tu, &maps->tm, &maps->store_by_tma, &m, &Mi, &dim_i, &hidden_i};
-        CUDA_CHECK(cudaLaunchKernel(kernel, grid, l.threads, args, l.smem_bytes, stream));
+        launch(kernel, grid, l, v.grid, args, stream);
     } else {
         void *scratch = scratch_for((size_t)l.scratch_per_block * grid.x);
         void *args[] = {&maps->tx,   &maps->tg, &maps->tu,    &maps->tm,   &maps->store_by_tma,
                         &m,          &Mi,       &dim_i,       &hidden_i,   &scratch};
-        CUDA_CHECK(cudaLaunchKernel(kernel, grid, l.threads, args, l.smem_bytes, stream));
+        launch(kernel, grid, l, v.grid, args, stream);
     }
 }

@@ -1,7 +1,7 @@
 /* decode_timeline: where the decode rung's time goes, block by block.
  *
  *   make bin/decode_timeline && bin/decode_timeline [--tokens 8] [--dim 768] [--hidden 3072] [--dtype bf16]
- *       [--cold-l2] [--csv FILE]
+ *       [--unit-rows 8|16] [--cold-l2] [--csv FILE]
  *
  * A trace gives one duration per kernel, and at 8 tokens those durations overlap (the down
  * kernel is a programmatic dependent launch) and hide what each block waits for. This program
@@ -31,7 +31,7 @@
  *
  * Its own flags, not the stages' (which would accept --steps, --sweep and others that mean
  * nothing here), through the parser every program uses (common/cli.h): --tokens 1..16, --dim
- * and --hidden 1..1048576, --dtype bf16 | fp16, --cold-l2, --csv FILE.
+ * and --hidden 1..1048576, --dtype bf16 | fp16, --unit-rows 8 | 16, --cold-l2, --csv FILE.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -91,7 +91,7 @@ static int write_csv(const char *path, const char *about, const unsigned long lo
 }
 
 typedef struct {
-    long long tokens, dim, hidden, cold_l2;
+    long long tokens, dim, hidden, unit_rows, cold_l2;
     const char *dtype, *csv;
 } timeline_flags;
 static const stage_opt opts[] = {
@@ -99,6 +99,8 @@ static const stage_opt opts[] = {
     {"dim", offsetof(timeline_flags, dim), 1, 1048576, "model width: x and y are [tokens, dim]"},
     {"hidden", offsetof(timeline_flags, hidden), 1, 1048576, "MLP width: Wg and Wu are [hidden, dim], Wd is [dim, hidden]"},
     {"dtype", offsetof(timeline_flags, dtype), 0, 0, "bf16 | fp16: the decode kernels' operands (default bf16)", FLAG_WORD},
+    {"unit-rows", offsetof(timeline_flags, unit_rows), 8, 16,
+     "8 | 16: weight rows per unit (default: what the stage picks, decode_unit_rows)"},
     {"cold-l2", offsetof(timeline_flags, cold_l2), 0, 1, "overwrite the L2 before every forward: weights read from HBM",
      FLAG_SWITCH},
     {"csv", offsetof(timeline_flags, csv), 0, 0, "FILE: the last repeat's stamps, one row per block", FLAG_WORD},
@@ -108,10 +110,14 @@ int main(int argc, char **argv)
 {
     timeline_flags f = {.tokens = 8, .dim = 768, .hidden = 3072, .dtype = "bf16"};
     const stage_spec spec = {"decode_timeline", "where the decode rung's time goes, block by block (see the header "
-                             "of bench/decode_timeline.c)", NULL, NULL, opts, 6, NULL, 1, 0};
+                             "of bench/decode_timeline.c)", NULL, NULL, opts, 7, NULL, 1, 0};
     common_args args;
     cli_parse(argc, argv, &spec, &args, &f);
     const long long tokens = f.tokens, dim = f.dim, hidden = f.hidden, cold_l2 = f.cold_l2;
+    if (f.unit_rows && f.unit_rows != 8 && f.unit_rows != 16) {
+        program_error("--unit-rows: units of 8 or of 16 weight rows, not %lld", f.unit_rows);
+        return EXIT_BAD_INPUT;
+    }
     const char *dtype_word = f.dtype, *csv = f.csv;
     dtype_t t;
     if (dtype_parse(dtype_word, &t) != 0 || t == DTYPE_FP32) {
@@ -143,7 +149,7 @@ int main(int argc, char **argv)
     const void *x = mlp.x, *wg = mlp.wg, *wu = mlp.wu, *wd = mlp.wd;
     void *m = mlp.prod, *y = mlp.y;
     cudaStream_t s = mlp.stream;
-    const int rows = decode_unit_rows(T, D, H); /* as the stage runs it */
+    const int rows = f.unit_rows ? (int)f.unit_rows : decode_unit_rows(T, D, H); /* default: as the stage runs it */
     /* The stamps: one buffer per kernel, gate_up's then down's. */
     const size_t n_stamps = 2 * (size_t)DECODE_STAMP_BLOCKS * DECODE_STAMP_SLOTS;
     unsigned long long *dev_stamps;

@@ -10,16 +10,6 @@
 #include "stage_parts.h"
 #include "stats.h"
 
-/* Median of one row's rounds, NaN when nothing was sampled (no NVML). */
-static double median_of(const double x[STAGE_ROUNDS])
-{
-    double v[STAGE_ROUNDS];
-    size_t n = 0;
-    for (int k = 0; k < STAGE_ROUNDS; k++)
-        if (!isnan(x[k])) v[n++] = x[k];
-    return n ? stats_of(v, n).median : NAN;
-}
-
 void stage_compare(const stage_def *d, int first, int last, const stage_result *r, const common_args *a, void *flags,
                    const gpu_info *g)
 {
@@ -98,7 +88,7 @@ void stage_compare(const stage_def *d, int first, int last, const stage_result *
             snprintf(kern_s, sizeof kern_s, "%d", stage_variant_kernels(&d->variants[v], model));
             if (a->check) snprintf(err_s, sizeof err_s, "%.2e", r[v].err);
         }
-        double sm = median_of(mhz[i]), w = median_of(watts[i]);
+        double sm = stats_median_sampled(mhz[i], STAGE_ROUNDS), w = stats_median_sampled(watts[i], STAGE_ROUNDS);
         printf("%-22s %7s %10s %10.2f %10s %8.1f %8s %7.2fx %10s %7.0f %5.0f\n", names[i], kern_s, bytes_s, fwd, step_s,
                tflops, pct_s, first_us / fwd, err_s, sm, w);
         if (f)

@@ -31,3 +31,13 @@ stats_t stats_of(const double *x, size_t n)
     free(sorted);
     return s;
 }
+
+double stats_median_sampled(const double *x, size_t n)
+{
+    enum { MAX = 64 };
+    double v[MAX];
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < MAX; i++)
+        if (!isnan(x[i])) v[k++] = x[i];
+    return k ? stats_of(v, k).median : NAN;
+}

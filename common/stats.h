@@ -13,6 +13,10 @@ typedef struct {
  * standard deviation (n - 1), 0 for a single value. */
 stats_t stats_of(const double *x, size_t n);
 
+/* The median of the values of x[0..n) that are not NaN (a round where nothing was sampled, such
+ * as a clock without NVML); NaN when all are. */
+double stats_median_sampled(const double *x, size_t n);
+
 /* Which of n rows runs j-th in round k of a comparison: every other round runs them backwards,
  * so that a row follows one neighbour in one round and the other in the next. The clock and the
  * board's power carry over from one row to the next; a fixed order would charge a row the heat

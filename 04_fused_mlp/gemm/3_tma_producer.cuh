@@ -55,8 +55,9 @@ struct Ring {
     }
 };
 
-// Thread 0 initialises the barriers; then the whole block meets, once.
-__device__ __forceinline__ Ring ring_init()
+// Thread 0 initialises the barriers; then the whole block meets, once. empty[s] completes on
+// `releases` arrivals: one per consumer warp that reads the stage.
+__device__ __forceinline__ Ring ring_init(int releases = CONSUMER_WARPS)
 {
     __shared__ __align__(8) uint64_t bars[2 * STAGES];
     Ring r;
@@ -68,7 +69,7 @@ __device__ __forceinline__ Ring ring_init()
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; s++) {
             mbar_init(r.full0 + 8 * s, 1);                  // the producer's arrival (+ the bytes)
-            mbar_init(r.empty0 + 8 * s, CONSUMER_WARPS); // one arrival per consumer warp
+            mbar_init(r.empty0 + 8 * s, releases);
         }
         fence_mbarrier_init(); // visible to the async proxy
     }
@@ -92,10 +93,16 @@ __device__ __forceinline__ void produce_tile(Ring &r, const CUtensorMap *tx, con
     }
 }
 
+// How a consumer warp hands stage s back: one arrival on this block's empty[s].
+struct release_here {
+    __device__ __forceinline__ void operator()(const Ring &r, int s) const { mbar_arrive(r.empty0 + 8 * s); }
+};
+
 // A consumer warpgroup: d = its 64 rows (rows = 0 or 1) of the tile's gate|up accumulators,
 // over the K steps the producer puts into the ring; every stage it read is handed back.
-template <typename T>
-__device__ __forceinline__ void consume_tile(Ring &r, float (&d)[128], int rows, int ktiles, int lane)
+template <typename T, typename Release = release_here>
+__device__ __forceinline__ void consume_tile(Ring &r, float (&d)[128], int rows, int ktiles, int lane,
+                                             Release release = {})
 {
 #pragma unroll
     for (int i = 0; i < 128; i++) d[i] = 0.0f;
@@ -108,13 +115,13 @@ __device__ __forceinline__ void consume_tile(Ring &r, float (&d)[128], int rows,
         // back to the producer.
         wgmma_wait<1>();
         fence_acc(d);
-        if (prev >= 0 && lane == 0) mbar_arrive(r.empty0 + 8 * prev);
+        if (prev >= 0 && lane == 0) release(r, prev);
         prev = r.stage;
         r.advance();
     }
     wgmma_wait<0>();
     fence_acc(d);
-    if (prev >= 0 && lane == 0) mbar_arrive(r.empty0 + 8 * prev);
+    if (prev >= 0 && lane == 0) release(r, prev);
 }
 
 template <typename T>

@@ -2,7 +2,8 @@
 // each wrapped once, with what it does and what it requires.
 //
 //   sm_80   cp.async (16-byte copies into shared memory), ldmatrix, mma.sync m16n8k16
-//   sm_90   mbarrier waits by parity, TMA (cp.async.bulk.tensor) loads and stores, proxy fences
+//   sm_90   mbarrier waits by parity, TMA (cp.async.bulk.tensor) loads and stores, proxy fences,
+//           clusters (ranks, barriers, other blocks' mbarriers, multicast loads)
 //   sm_90a  wgmma (warpgroup MMA from shared memory); only in code built for sm_90a
 //
 // Plus what every epilogue needs: two fp32 values rounded and packed into one 32-bit word, a
@@ -176,6 +177,60 @@ __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.comm
 __device__ __forceinline__ void bulk_wait_read_all() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
 // Until this thread's stores are complete (before the block exits).
 __device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+
+// ---- sm_90: thread block clusters ----------------------------------------------------------
+// A cluster is a few blocks that the GPU starts together on SMs of one GPC (a launch attribute
+// sets its size); they can write into each other's shared memory (TMA multicast) and arrive on
+// each other's mbarriers. A block's cluster and its rank in it, as the hardware numbers them:
+__device__ __forceinline__ uint32_t cluster_rank()
+{
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ uint32_t cluster_index()
+{
+    uint32_t c;
+    asm volatile("mov.u32 %0, %%clusterid.x;\n" : "=r"(c));
+    return c;
+}
+__device__ __forceinline__ uint32_t cluster_count()
+{
+    uint32_t n;
+    asm volatile("mov.u32 %0, %%nclusterid.x;\n" : "=r"(n));
+    return n;
+}
+// Every thread of every block of the cluster meets here; what they wrote before (barrier inits
+// included) is visible to all of them after.
+__device__ __forceinline__ void cluster_sync()
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+// The address of the same shared-memory location in block `rank` of this cluster.
+__device__ __forceinline__ uint32_t peer_shared(uint32_t addr, uint32_t rank)
+{
+    uint32_t r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
+    return r;
+}
+// One arrival on another block's mbarrier (an address from peer_shared). It orders nothing but
+// this thread's own earlier work (as mbar_arrive does): enough to hand back a stage whose
+// wgmmas have retired. A .cluster-scoped release would add a GPU-wide fence to every arrival.
+__device__ __forceinline__ void mbar_arrive_peer(uint32_t bar)
+{
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// tma_load into every block of `blocks` (a bit per rank): the box lands at the same offset dst
+// of each one's shared memory, and each one's mbarrier at offset bar counts its bytes. One read
+// of L2, as many copies as bits.
+__device__ __forceinline__ void tma_load_multicast(uint32_t dst, const CUtensorMap *map, int k, int row, uint32_t bar,
+                                                   uint16_t blocks)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+                 " [%0], [%1, {%2, %3}], [%4], %5;\n"
+                 ::"r"(dst), "l"((uint64_t)map), "r"(k), "r"(row), "r"(bar), "h"(blocks)
+                 : "memory");
+}
 
 // ---- sm_90a: wgmma -------------------------------------------------------------------------
 

@@ -15,9 +15,10 @@
 #include "../gemm_geglu.h"
 
 // How the grid covers the tiles: one block per tile; one block per SM walking its tiles (as many
-// as there are tiles, when fewer); or one block on every SM that has a step of K to do (work
-// split along K as well).
-enum gemm_geglu_grid { ONE_BLOCK_PER_TILE, ONE_BLOCK_PER_SM, EVERY_SM };
+// as there are tiles, when fewer); one block on every SM that has a step of K to do (work split
+// along K as well); or clusters of two blocks, one block per SM, walking pairs of tiles one above
+// the other (as many clusters as fit at once, or as there are pairs).
+enum gemm_geglu_grid { ONE_BLOCK_PER_TILE, ONE_BLOCK_PER_SM, EVERY_SM, PAIRS_OF_SMS };
 // What the kernel takes for x, Wg, Wu (and m): pointers, or TMA tensor maps (and m's map, used
 // when m's rows can take TMA stores, else the kernel stores through the pointer; and a scratch
 // buffer of layout.scratch_per_block bytes per block, zeroed once, that the kernel leaves as it
