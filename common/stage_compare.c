@@ -58,7 +58,8 @@ void stage_compare(const stage_def *d, int first, int last, const stage_result *
     snprintf(title, sizeof title, "%s, %.150s, %.200s", d->name, stem, g->prop.name);
     printf("\n== comparison: %s, %s\n", stem, g->prop.name);
     printf("fwd_us: per forward, %d issued back to back, median of %d rounds that alternate the rows, every other\n"
-           "round backwards (the clocks drift under load; alternating charges the drift to no row); step_us: GPU time of one gated step;\n"
+           "round backwards and each from another start (the clocks and the heat carry over from row to row; no row\n"
+           "always runs after the same one); step_us: GPU time of one gated step;\n"
            "SM MHz, W: median SM clock and board power while the row ran back to back.",
            n, STAGE_ROUNDS);
     if (fl > 0) printf(" Floor: %.2f us.", fl);

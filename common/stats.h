@@ -17,13 +17,19 @@ stats_t stats_of(const double *x, size_t n);
  * as a clock without NVML); NaN when all are. */
 double stats_median_sampled(const double *x, size_t n);
 
-/* Which of n rows runs j-th in round k of a comparison: every other round runs them backwards,
- * so that a row follows one neighbour in one round and the other in the next. The clock and the
- * board's power carry over from one row to the next; a fixed order would charge a row the heat
- * of the same row before it in every round. */
+/* Which of n rows runs j-th in round k of a comparison. The clock and the board's power carry
+ * over from one row to the next, so a row is charged some of the heat of the row before it.
+ * Every other round runs backwards, and each round starts the rows 0, 1, n-1, 2, n-2, ... from
+ * a place one further on: over 7 rounds no row follows itself, and from 5 rows on none follows
+ * the same row in more than 3 of them, so a median over the rounds is not decided by one
+ * neighbour (a fixed order, or only forwards and backwards, would put the same row before a
+ * row in every round, or in every other). */
 static inline int stats_round_row(int k, int j, int n)
 {
-    return n <= 0 ? 0 : k % 2 == 0 ? j : n - 1 - j;
+    if (n <= 0) return 0;
+    const int i = k % 2 == 0 ? j : n - 1 - j;
+    const int s = i % 2 == 1 ? (i + 1) / 2 : (n - i / 2) % n;
+    return (s + k) % n;
 }
 
 #endif

@@ -146,23 +146,35 @@ static int test_stats(void)
     return 0;
 }
 
-/* Every round runs each row once, and over two rounds no row follows the same row twice. */
+/* Every round runs each row once; within the first two rounds no row follows the same row
+ * twice; over 7 rounds, the boundaries between rounds included, no row follows itself, and from
+ * 5 rows on none follows the same row in more than 3 of them. */
 static int test_round_order(void)
 {
-    enum { N = 5 };
-    int follows[N][N] = {{0}};
-    for (int k = 0; k < 2; k++) {
-        int seen[N] = {0};
-        for (int j = 0; j < N; j++) {
-            const int i = stats_round_row(k, j, N);
-            EXPECT(i >= 0 && i < N && !seen[i], "round %d runs row %d twice or out of range", k, i);
-            seen[i] = 1;
-            if (j > 0) follows[i][stats_round_row(k, j - 1, N)]++;
+    enum { ROUNDS = 7, MAX = 9 };
+    for (int n = 1; n <= MAX; n++) {
+        int follows[MAX][MAX] = {{0}}, within[MAX][MAX] = {{0}}, prev = -1;
+        for (int k = 0; k < ROUNDS; k++) {
+            int seen[MAX] = {0};
+            for (int j = 0; j < n; j++) {
+                const int i = stats_round_row(k, j, n);
+                EXPECT(i >= 0 && i < n && !seen[i], "%d rows: round %d runs row %d twice or out of range", n, k, i);
+                seen[i] = 1;
+                if (prev >= 0) follows[i][prev]++;
+                if (j > 0 && k < 2) within[i][prev]++;
+                prev = i;
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            EXPECT(n == 1 || follows[i][i] == 0, "%d rows: row %d ran right after itself", n, i);
+            for (int p = 0; p < n; p++) {
+                EXPECT(n < 3 || within[i][p] <= 1, "%d rows: row %d ran after row %d in both of the first rounds", n, i,
+                       p);
+                EXPECT(n < 5 || follows[i][p] <= 3, "%d rows: row %d ran after row %d in %d of %d rounds", n, i, p,
+                       follows[i][p], ROUNDS);
+            }
         }
     }
-    for (int i = 0; i < N; i++)
-        for (int p = 0; p < N; p++)
-            EXPECT(follows[i][p] <= 1, "row %d ran after row %d in both rounds", i, p);
     EXPECT(stats_round_row(3, 0, 0) == 0, "no rows");
     return 0;
 }
