@@ -116,6 +116,40 @@ __device__ __forceinline__ void store_tile_tma(const float (&d)[2][64], const CU
     }
 }
 
+// A consumer's K loop: d = the sums of steps [k0, k1) of a tile whose step k0 sits at ring
+// position pos (stage pos % STAGES, pass pos / STAGES). After its last wait on the ring it hands
+// the turn to the other consumer (one arrival on turn_mine), then drains its wgmmas; every stage
+// it read goes back to the producer.
+template <typename T>
+__device__ __forceinline__ void consume_steps(float (&d)[2][64], long long pos, int k0, int k1, uint32_t smem0,
+                                              uint32_t full0, uint32_t empty0, uint32_t turn_mine, int lane)
+{
+#pragma unroll
+    for (int h = 0; h < 2; h++)
+#pragma unroll
+        for (int i = 0; i < 64; i++) d[h][i] = 0.0f;
+    int stage = (int)(pos % STAGES), prev = -1;
+    uint32_t phase = (uint32_t)(pos / STAGES) & 1;
+    for (int kt = k0; kt < k1; kt++) {
+        mbar_wait(full0 + 8 * stage, phase);
+        const uint32_t sx = smem0 + stage * STAGE_BYTES;
+        mma_step<T>(d, sx, sx + X_BYTES);
+        // Keep this step's wgmmas in flight; the previous step's have retired, so its stage goes
+        // back to the producer.
+        wgmma_wait<1>();
+        fence_acc(d[0]);
+        fence_acc(d[1]);
+        if (prev >= 0 && lane == 0) mbar_arrive(empty0 + 8 * prev);
+        prev = stage;
+        if (++stage == STAGES) stage = 0, phase ^= 1;
+    }
+    if (lane == 0) mbar_arrive(turn_mine); // the other consumer's turn at the ring
+    wgmma_wait<0>();
+    fence_acc(d[0]);
+    fence_acc(d[1]);
+    if (prev >= 0 && lane == 0) mbar_arrive(empty0 + 8 * prev);
+}
+
 // tg, tu: maps of Wg and Wu in boxes of 64 rows; tm: m's map, or null (then the direct stores).
 template <typename T>
 __device__ __forceinline__ void gemm_geglu(const CUtensorMap *tx, const CUtensorMap *tg, const CUtensorMap *tu,
@@ -169,31 +203,8 @@ __device__ __forceinline__ void gemm_geglu(const CUtensorMap *tx, const CUtensor
         // Tile j - 1 was the other consumer's (its tile number k - 1 + consumer): wait until its
         // K loop is through.
         if (j > 0) mbar_wait(turn0 + 8 * other, (uint32_t)(k - 1 + consumer) & 1);
-#pragma unroll
-        for (int h = 0; h < 2; h++)
-#pragma unroll
-            for (int i = 0; i < 64; i++) d[h][i] = 0.0f;
-        const long long first = (long long)j * ktiles; // ring position of this tile's first step
-        int stage = (int)(first % STAGES), prev = -1;
-        uint32_t phase = (uint32_t)(first / STAGES) & 1;
-        for (int kt = 0; kt < ktiles; kt++) {
-            mbar_wait(full0 + 8 * stage, phase);
-            const uint32_t sx = smem0 + stage * STAGE_BYTES;
-            mma_step<T>(d, sx, sx + X_BYTES);
-            // Keep this step's wgmmas in flight; the previous step's have retired, so its stage
-            // goes back to the producer.
-            wgmma_wait<1>();
-            fence_acc(d[0]);
-            fence_acc(d[1]);
-            if (prev >= 0 && lane == 0) mbar_arrive(empty0 + 8 * prev);
-            prev = stage;
-            if (++stage == STAGES) stage = 0, phase ^= 1;
-        }
-        if (lane == 0) mbar_arrive(turn0 + 8 * consumer); // the other consumer's turn at the ring
-        wgmma_wait<0>();
-        fence_acc(d[0]);
-        fence_acc(d[1]);
-        if (prev >= 0 && lane == 0) mbar_arrive(empty0 + 8 * prev);
+        // tile j's first step is ring position j * ktiles
+        consume_steps<T>(d, (long long)j * ktiles, 0, ktiles, smem0, full0, empty0, turn0 + 8 * consumer, lane);
         if (tm) store_tile_tma<T>(d, tm, out, M, m0, n0, consumer, warp, lane);
         else store_tile(d, m, M, N, m0, n0, warp, lane);
     }

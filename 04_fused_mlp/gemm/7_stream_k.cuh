@@ -195,28 +195,7 @@ __device__ __forceinline__ void gemm_geglu(const CUtensorMap *tx, const CUtensor
         // its K loop is through.
         if (j > 0) mbar_wait(turn0 + 8 * other, (uint32_t)(mine - 1 + consumer) & 1);
         mine++;
-#pragma unroll
-        for (int h = 0; h < 2; h++)
-#pragma unroll
-            for (int i = 0; i < 64; i++) d[h][i] = 0.0f;
-        int stage = (int)(pos % STAGES), prev = -1;
-        uint32_t phase = (uint32_t)(pos / STAGES) & 1;
-        for (int kt = p.k0; kt < p.k1; kt++) {
-            mbar_wait(full0 + 8 * stage, phase);
-            const uint32_t sx = smem0 + stage * STAGE_BYTES;
-            gemm6::mma_step<T>(d, sx, sx + X_BYTES);
-            wgmma_wait<1>();
-            fence_acc(d[0]);
-            fence_acc(d[1]);
-            if (prev >= 0 && lane == 0) mbar_arrive(empty0 + 8 * prev);
-            prev = stage;
-            if (++stage == STAGES) stage = 0, phase ^= 1;
-        }
-        if (lane == 0) mbar_arrive(turn0 + 8 * consumer); // the other consumer's turn at the ring
-        wgmma_wait<0>();
-        fence_acc(d[0]);
-        fence_acc(d[1]);
-        if (prev >= 0 && lane == 0) mbar_arrive(empty0 + 8 * prev);
+        gemm6::consume_steps<T>(d, pos, p.k0, p.k1, smem0, full0, empty0, turn0 + 8 * consumer, lane);
         if (p.k0 > 0) { // a later part of a tile: hand the sums to its owner
             save_partial(d, slot_of(scratch, b), t, consumer);
             if (t == 0) raise_flag(flag_of(scratch, b));
