@@ -5,8 +5,8 @@
 // working on tiles one above the other need the same 256 rows of [Wg; Wu] at every step of K,
 // and each pulls its own copy through the crossbar: a stage is x 16 KB + Wg|Wu 32 KB, so two
 // thirds of what crosses is weights that the SM next door fetches too. At LLaMA widths, run back
-// to back, the H200 sits at its power cap, and every byte moved costs clock: cuBLAS's kernel for
-// these shapes runs in clusters of two for that reason (its name says 1x2).
+// to back, the H200 sits at its power cap, where moving fewer bytes might buy clock; cuBLAS's
+// kernel for these shapes runs in clusters of two (its name says 1x2).
 //
 // The idea (CUTLASS calls it multicast TMA over a cluster):
 //   pairs    the launch groups the blocks in clusters of 2, one block per SM; cluster c takes
@@ -31,7 +31,8 @@
 //
 // What this still lacks: the consumers share a tile, so the tensor cores idle during its
 // epilogue (step 6's turns); and with 128 tokens or fewer, the second block of every pair has
-// no rows: the dispatcher measures which version wins at each shape.
+// no rows. Halving the weights' traffic buys little at the cap (chapter 05 has the figures):
+// the dispatcher measures which version wins at each shape.
 #pragma once
 
 #include "5_tma_store.cuh"
