@@ -34,10 +34,13 @@ stats_t stats_of(const double *x, size_t n)
 
 double stats_median_sampled(const double *x, size_t n)
 {
-    enum { MAX = 64 };
-    double v[MAX];
+    if (n == 0) return NAN;
+    double *v = malloc(n * sizeof *v);
+    if (!v) abort();
     size_t k = 0;
-    for (size_t i = 0; i < n && k < MAX; i++)
+    for (size_t i = 0; i < n; i++)
         if (!isnan(x[i])) v[k++] = x[i];
-    return k ? stats_of(v, k).median : NAN;
+    const double median = k ? stats_of(v, k).median : NAN;
+    free(v);
+    return median;
 }
