@@ -51,8 +51,13 @@ const char mlp_device_buffers[] = "x, the three weights, gate, up, h, m and y";
 
 double mlp_device_bytes(dtype_t t, size_t tokens, size_t dim, size_t hidden)
 {
-    const double T = (double)tokens, D = (double)dim, H = (double)hidden;
+    const double T = (double)mlp_rows_allocated(tokens), D = (double)dim, H = (double)hidden;
     return (2 * T * D + 3 * D * H + 4 * T * H) * (double)dtype_size(t) + (64u << 20);
+}
+
+size_t mlp_rows_allocated(size_t tokens)
+{
+    return tokens < MLP_MIN_ROWS ? MLP_MIN_ROWS : tokens;
 }
 
 void mlp_setup(mlp_t *m, dtype_t t, size_t tokens, size_t dim, size_t hidden, uint64_t seed)
@@ -71,10 +76,13 @@ void mlp_setup(mlp_t *m, dtype_t t, size_t tokens, size_t dim, size_t hidden, ui
     size_t e = dtype_size(t);
     size_t n_x = size_mul(tokens, dim, "tokens x dim");
     size_t n_w = size_mul(dim, hidden, "dim x hidden");
-    size_t n_h = size_mul(tokens, hidden, "tokens x hidden");
+    /* the device buffers of x, y and the intermediates: at least MLP_MIN_ROWS rows, zeros past
+     * the tokens (mlp.h) */
+    const size_t rows = mlp_rows_allocated(tokens);
+    size_t a_x = size_mul(rows, dim, "rows x dim"), a_h = size_mul(rows, hidden, "rows x hidden");
     /* x and y, three weights, four intermediates; plus the two plans' 32 MB cuBLASLt workspaces */
-    size_t elems = add_sz(add_sz(size_mul(n_x, 2, "x and y"), size_mul(n_w, 3, "the weights"), "the MLP's size"),
-                          size_mul(n_h, 4, "the intermediates"), "the MLP's size");
+    size_t elems = add_sz(add_sz(size_mul(a_x, 2, "x and y"), size_mul(n_w, 3, "the weights"), "the MLP's size"),
+                          size_mul(a_h, 4, "the intermediates"), "the MLP's size");
     gpu_require_fits(add_sz(size_mul(elems, e, "the MLP's bytes"), 64u << 20, "the MLP's bytes"),
                      mlp_device_buffers);
     size_t host_floats = add_sz(n_x, size_mul(n_w, 3, "the weights"), "the host copies");
@@ -82,9 +90,14 @@ void mlp_setup(mlp_t *m, dtype_t t, size_t tokens, size_t dim, size_t hidden, ui
 
     CUDA_CHECK(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
     void **big[] = {&m->gate, &m->up, &m->act, &m->prod};
-    for (int i = 0; i < 4; i++) CUDA_CHECK(cudaMalloc(big[i], n_h * e));
-    CUDA_CHECK(cudaMalloc(&m->x, n_x * e));
-    CUDA_CHECK(cudaMalloc(&m->y, n_x * e));
+    for (int i = 0; i < 4; i++) {
+        CUDA_CHECK(cudaMalloc(big[i], a_h * e));
+        CUDA_CHECK(cudaMemset(*big[i], 0, a_h * e));
+    }
+    CUDA_CHECK(cudaMalloc(&m->x, a_x * e));
+    CUDA_CHECK(cudaMemset(m->x, 0, a_x * e));
+    CUDA_CHECK(cudaMalloc(&m->y, a_x * e));
+    CUDA_CHECK(cudaMemset(m->y, 0, a_x * e));
     void **w[] = {&m->wg, &m->wu, &m->wd};
     for (int i = 0; i < 3; i++) CUDA_CHECK(cudaMalloc(w[i], n_w * e));
 

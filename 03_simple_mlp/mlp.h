@@ -46,6 +46,12 @@ typedef struct mlp_t {
 typedef enum { MLP_GATE, MLP_UP, MLP_GELU, MLP_MUL, MLP_DOWN, MLP_N_OPS } mlp_op;
 extern const char *const mlp_op_names[MLP_N_OPS]; /* "gate_proj", "up_proj", "gelu", "mul", "down_proj" */
 
+/* The device buffers of x, y and the intermediates hold at least MLP_MIN_ROWS rows, zeros past
+ * the tokens: from 9 tokens, 04's decode kernels read a whole tensor-core tile of 16 token rows,
+ * so that a warp's lanes load alike. mlp_rows_allocated(tokens) is that count. */
+enum { MLP_MIN_ROWS = 16 };
+size_t mlp_rows_allocated(size_t tokens);
+
 /* Allocates everything and fills x (uniform in +-1) and the weights (uniform in
  * +-1/sqrt(fan_in), nn.Linear's default) from `seed`. Impossible shapes (products that overflow,
  * more than the device or host holds, dimensions cuBLAS cannot take) exit 1 with one line. */

@@ -60,6 +60,10 @@ constexpr int DECODE_WARPS_PER_SM = 16;
 // 64-value steps of K per warp per round: what fits the registers with one tile of 8 weight rows
 // per unit, or two
 __host__ __device__ constexpr int decode_unroll(int tiles) { return tiles == 1 ? 3 : 2; }
+// The rows of x (of m, for the down kernel) that a kernel reads: up to 8 tokens, only the
+// tokens' own (the lanes of the others load nothing, and at a few tokens fewer loads win); from
+// 9, the whole tile of 16, so that the lanes of a warp load alike (at 13 tokens rows 13-15 too).
+__host__ __device__ constexpr int decode_x_rows(int tokens) { return tokens <= 8 ? tokens : 16; }
 
 // Values k .. k + 7 of row `row` of a row-major [n_rows, K] matrix; zeros past its rows or K.
 // vec: K is a multiple of 8 and the base 16-byte aligned, so a chunk is wholly inside or past K.
@@ -111,7 +115,7 @@ __device__ __forceinline__ void decode_stamp(unsigned long long *stamps, int eve
 // One round of a warp: the steps s0, s0 + stride, ... (decode_unroll(TILES) of them) of the unit
 // whose first weight row is n0, its TILES tiles of 8 rows each.
 template <typename T, bool GATED, int TILES>
-__device__ __forceinline__ void decode_round(const T *x, const T *wa, const T *wb, int tokens, size_t K, size_t rows,
+__device__ __forceinline__ void decode_round(const T *x, const T *wa, const T *wb, int x_rows, size_t K, size_t rows,
                                              bool vec, size_t n0, size_t s0, size_t stride, float (&acc_a)[TILES][4],
                                              float (&acc_b)[TILES][4], bool &waited, unsigned long long *stamps)
 {
@@ -146,8 +150,8 @@ __device__ __forceinline__ void decode_round(const T *x, const T *wa, const T *w
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             const size_t k = (s0 + (size_t)u * stride) * 64 + h * 32 + c * 8;
-            x_lo[u][h] = load8(x, t_lo, (size_t)tokens, k, K, vec);
-            x_hi[u][h] = load8(x, t_hi, (size_t)tokens, k, K, vec);
+            x_lo[u][h] = load8(x, t_lo, (size_t)x_rows, k, K, vec);
+            x_hi[u][h] = load8(x, t_hi, (size_t)x_rows, k, K, vec);
         }
 #pragma unroll
     for (int u = 0; u < U; u++)
@@ -179,13 +183,14 @@ __device__ __forceinline__ void decode_body(const T *x, const T *wa, const T *wb
     const size_t steps = (K + 63) / 64, units = (rows + 8 * TILES - 1) / (8 * TILES);
     decode_stamp(stamps, DECODE_STAMP_START);
     if (GATED) grid_dependents_launch(); // the down kernel may start streaming its weights
+    const int x_rows = decode_x_rows(tokens);
     bool waited = false;
     int parity = 0;
     for (size_t unit = blockIdx.x; unit < units; unit += gridDim.x, parity ^= 1) {
         const size_t n0 = unit * 8 * TILES;
         float acc_a[TILES][4] = {}, acc_b[TILES][4] = {};
         for (size_t s0 = warp; s0 < steps; s0 += (size_t)decode_unroll(TILES) * warps)
-            decode_round<T, GATED, TILES>(x, wa, wb, tokens, K, rows, vec, n0, s0, warps, acc_a, acc_b, waited, stamps);
+            decode_round<T, GATED, TILES>(x, wa, wb, x_rows, K, rows, vec, n0, s0, warps, acc_a, acc_b, waited, stamps);
         decode_stamp(stamps, DECODE_STAMP_COMPUTED);
 #pragma unroll
         for (int t = 0; t < TILES; t++)
@@ -261,6 +266,8 @@ extern "C" int decode_unit_rows(size_t tokens, size_t dim, size_t hidden)
     const double weight_bytes = 3.0 * 2.0 * (double)dim * (double)hidden;
     return tokens >= 8 && weight_bytes >= 50e6 ? 16 : 8;
 }
+
+extern "C" size_t decode_padded_rows(size_t tokens) { return (size_t)decode_x_rows((int)tokens); }
 
 static void decode_require(dtype_t t, size_t tokens, size_t dim, size_t hidden, int unit_rows)
 {

@@ -17,6 +17,7 @@ extern "C" {
 /* The decode rung: weight-streaming kernels for a few tokens (see decode.cu).
  *   launch_decode_gate_up:  m[t, j] = gelu(x_t . Wg_j) * (x_t . Wu_j)   m is [tokens, hidden]
  *   launch_decode_down:     y[t, d] = m_t . Wd_d                       y is [tokens, dim]
+ * for t < tokens; x and m are read over decode_padded_rows(tokens) rows (below).
  * decode_supported says whether they take this problem (dtype and shape only, no device query);
  * when not, `why` gets one line. decode_runs_here says whether the device can run them (sm_80 or
  * newer: mma.sync with bf16 or fp16 operands). */
@@ -27,6 +28,11 @@ int decode_runs_here(void);
  * decode.cu); the launchers take it as unit_rows. stamps: NULL, or a device buffer of
  * DECODE_STAMP_BLOCKS x DECODE_STAMP_SLOTS for the timeline below. */
 int decode_unit_rows(size_t tokens, size_t dim, size_t hidden);
+/* decode_padded_rows: the rows of x (gate_up) and of m (down) the kernels read for `tokens`:
+ * the tokens' own up to 8, else the whole mma tile of 16, so that the lanes of a warp load alike
+ * (at 13 tokens, rows 13-15 too). x and m must have that many rows; what the rows past the
+ * tokens hold reaches only accumulators that are never stored. */
+size_t decode_padded_rows(size_t tokens);
 void launch_decode_gate_up(dtype_t t, const void *x, const void *wg, const void *wu, void *m,
                            size_t tokens, size_t dim, size_t hidden, int unit_rows, cudaStream_t stream,
                            unsigned long long *stamps);

@@ -33,18 +33,27 @@ static int have_gpu(void)
     return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
 }
 
-/* n random values in [-bound, bound), rounded to t in place, uploaded; NULL on failure. */
-static void *upload_random(rng_t *r, dtype_t t, float *host, size_t n, float bound)
+/* n random values in [-bound, bound), rounded to t in place, uploaded, then `pad` NaN values
+ * (all-ones bits in every dtype): the rows past the tokens that the decode kernels read
+ * (decode_padded_rows) and must never let through to a stored output. NULL on failure. */
+static void *upload_random_padded(rng_t *r, dtype_t t, float *host, size_t n, size_t pad, float bound)
 {
     void *bits = malloc(n * dtype_size(t) + 1), *dev = NULL;
     if (!bits) return NULL;
     fill_uniform(r, host, n, -bound, bound);
     dtype_round_and_pack(t, host, bits, n);
-    if (cudaMalloc(&dev, n * dtype_size(t) + 16) != cudaSuccess ||
+    if (cudaMalloc(&dev, (n + pad) * dtype_size(t) + 16) != cudaSuccess ||
+        cudaMemset(dev, 0xFF, (n + pad) * dtype_size(t) + 16) != cudaSuccess ||
         cudaMemcpy(dev, bits, n * dtype_size(t), cudaMemcpyHostToDevice) != cudaSuccess)
         dev = NULL;
     free(bits);
     return dev;
+}
+
+/* The same without padding. */
+static void *upload_random(rng_t *r, dtype_t t, float *host, size_t n, float bound)
+{
+    return upload_random_padded(r, t, host, n, 0, bound);
 }
 
 /* An output of n values, poisoned with NaN (all-ones bits in every dtype). */
@@ -149,10 +158,13 @@ static int decode_case(dtype_t t, size_t tokens, size_t dim, size_t hidden, uint
     double *want_m = malloc(tokens * hidden * sizeof *want_m), *want_y = malloc(tokens * dim * sizeof *want_y);
     EXPECT(x && wg && wu && wd && m_in && got_m && got_y && want_m && want_y, "host allocation");
     const float b_in = 1.0f / sqrtf((float)dim), b_down = 1.0f / sqrtf((float)hidden);
-    void *dx = upload_random(&r, t, x, tokens * dim, 1.0f), *dwg = upload_random(&r, t, wg, hidden * dim, b_in);
+    /* x and the down kernel's input have the rows the kernels read, NaN past the tokens */
+    const size_t pad = decode_padded_rows(tokens) - tokens;
+    void *dx = upload_random_padded(&r, t, x, tokens * dim, pad * dim, 1.0f);
+    void *dwg = upload_random(&r, t, wg, hidden * dim, b_in);
     void *dwu = upload_random(&r, t, wu, hidden * dim, b_in), *dwd = upload_random(&r, t, wd, dim * hidden, b_down);
     /* The down kernel gets its own input, so each kernel is tested alone. */
-    void *dmi = upload_random(&r, t, m_in, tokens * hidden, 0.5f);
+    void *dmi = upload_random_padded(&r, t, m_in, tokens * hidden, pad * hidden, 0.5f);
     EXPECT(dx && dwg && dwu && dwd && dmi, "device allocation");
 
     ref_gemm_rows(x, wg, want_m, 0, tokens, dim, hidden, 1);
