@@ -57,7 +57,7 @@ def shortfalls(row):
                 out.append(("decode", "decode %.1f us is %.0f%% of the floor %.1f us (85%% wanted: %.1f us)"
                             % (d, 100 * fl / d, fl, fl / 0.85)))
             if g is not None and d > g:
-                out.append(("decode", "decode %.1f us slower than the graph rung %.1f us" % (d, g)))
+                out.append(("decode", "decode %.2f us slower than the graph rung %.2f us" % (d, g)))
             if (dim, hidden, tokens) == (768, 3072, 8) and d > 7.0:
                 out.append(("decode", "decode %.2f us at the article's 8 tokens (7.0 wanted)" % d))
     best_plain = [v[c] for c in NOT_GRAPH if v[c] is not None]
