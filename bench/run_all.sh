@@ -2,7 +2,8 @@
 # Reruns everything the docs quote, on the GPU at hand, in one go:
 #   bench/run_all.sh [OUTDIR]          (default: results/)
 #   bench/figures.sh OUTDIR            then draws the docs' figures from it (needs gnuplot)
-# The ceilings, each stage's runs, sweeps and traces, then the GPU tests and the sanitizer runs.
+# The ceilings, each stage's runs, sweeps and traces, PyTorch side by side, Nsight Compute on the
+# GEMMs the chapters read counters of, then the GPU tests and the sanitizer runs.
 # Everything lands in OUTDIR: a log per part, the traces/ tree, env.txt naming the GPU, driver,
 # CUDA and date.
 # Expects the programs built (make all && make bin/tests/...: `make test` builds them).
@@ -11,7 +12,9 @@ cd "$(dirname "$0")/.." || exit 1
 out=${1:-results}
 mkdir -p "$out"
 export PATH=$PATH:/usr/local/cuda/bin
-only=${RUN_ONLY:-all}   # e.g. RUN_ONLY="tests 01" to run parts; "sweeps" adds the size sweeps, "grid" the shape grid
+# RUN_ONLY: some parts, e.g. "tests 01" (ceilings 01 02 03 04 sweeps compare ncu tests sanitize;
+# "grid" the shape grid, which "all" leaves out)
+only=${RUN_ONLY:-all}
 
 want() { [ "$only" = all ] || [[ " $only " == *" $1 "* ]]; }
 # PyTorch side by side (needs torch): compare/run_compare.sh, each into its own log.
@@ -94,7 +97,27 @@ if want compare; then
     compare_part 01_4096 01_matmul_add --size 4096 --variant all --out "$o/01_matmul_add/compare"
     compare_part 02 02_linear --variant epilogue --out "$o/02_linear/compare"
     compare_part 04_article 04_fused_mlp --out "$o/04_fused_mlp/compare"
+    compare_part 03_decode 03_simple_mlp --batch 1 --seq 8 --steps 3 --out "$o/03_simple_mlp/compare_decode"
+    compare_part 04_decode 04_fused_mlp --batch 1 --seq 8 --variant all --steps 10 --out "$o/04_fused_mlp/compare_decode"
     compare_part shapes shapes
+fi
+# Nsight Compute, one call of each GEMM with every section (--set full) at the clocks the GPU
+# sets (--clock-control none), into ncu.log: version 1 at the article's shape, then cuBLAS and
+# versions 5 to 8 at 2048 x 4096 -> 2 x 14336, where held back to back ours trail cuBLAS.
+ncu_part() {  # ncu_part KERNEL_REGEX STAGE_FLAGS...
+    local kernel=$1; shift
+    part ncu timeout "$lim" ncu --clock-control none --set full -k "regex:$kernel" -c 1 bin/04_fused_mlp "$@" \
+        --no-trace --no-plot --no-check --wait 0 --warmup-steps 0 --active 1
+}
+if want ncu && [ -x bin/04_fused_mlp ]; then
+    if command -v ncu >/dev/null; then
+        ncu_part gemm_geglu_ --variant epilogue --gemm 1
+        big=(--batch 2048 --seq 1 --dim 4096 --hidden 14336)
+        ncu_part nvjet --variant merged "${big[@]}"
+        for v in 5 6 7 8; do ncu_part gemm_geglu_ --variant epilogue --gemm "$v" "${big[@]}"; done
+    else
+        echo "ncu: not found on PATH, skipped" | tee -a "$out/ncu.log"
+    fi
 fi
 # The shape grid (./run 04_fused_mlp --shapes): about 40 minutes on an H200 with PyTorch, so only
 # when asked (RUN_ONLY="grid"); it resumes from OUTDIR/shape_grid, GRID_BUDGET seconds at a time.
