@@ -11,7 +11,7 @@ that it adds no word to the page's count (wc -w):
 `;`), PATH from the repository's root. The comment covers the measured numbers before it: in a
 table row, every cell that is a number; in prose, every number with a unit (us, ms, TFLOP/s,
 MB, MHz, W, ...), every percentage and every ratio (1.33x) since the previous comment of its
-paragraph. Each must equal a number on one of those lines as the prose rounds it: to the
+paragraph; both ends of a range (683-690 W, 0.08-0.13x). Each must equal a number on one of those lines as the prose rounds it: to the
 decimals it shows, or to its significant digits (13,600 for 13,645), after a change of unit by
 1000 or a million if need be (9.14 ms for 9144.8 us, 139 ms for 139,012,345 ns).
 `<!--not-measured:WHY_IN_WORDS-->` covers numbers that are arithmetic on the shape, a datasheet's
@@ -38,9 +38,17 @@ UNITS = r"(?:us|ms|s|ns|MB|GB|KB|TB/s|GB/s|TFLOP/s|GFLOP|TFLOP|MHz|W)"
 # a number with a unit; a percentage or a ratio (1.33x) written against it; not '2 x 8192'. The
 # letters around it are ASCII only: Korean prose writes a particle against the unit ('9.0 us에서').
 MEASURED = re.compile(r"(?<![A-Za-z0-9_.#/-])(" + NUMBER + r")(?:\s?" + UNITS + r"(?![A-Za-z0-9_/])|%|x(?![A-Za-z0-9_]))")
+# a range of them, '683-690 W': both ends are measured (MEASURED matches neither)
+RANGE = re.compile(r"(?<![A-Za-z0-9_.#/-])(" + NUMBER + r")-(" + NUMBER + r")(?:\s?" + UNITS +
+                   r"(?![A-Za-z0-9_/])|%|x(?![A-Za-z0-9_]))")
 CELL_NUMBER = re.compile(r"^\s*(" + NUMBER + r")\s?(?:%|x)?\s*$")
 LINE_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?")
 SOURCE = re.compile(r"([^\s:,;]+):([0-9]+(?:,[0-9]+)*)")
+
+
+def measured(text):
+    """The measured numbers of a stretch of prose, as written: ranges' ends, then the rest."""
+    return [v for m in RANGE.finditer(text) for v in m.groups()] + MEASURED.findall(text)
 
 
 def value_of(text):
@@ -101,12 +109,12 @@ def spans(text):
             continue
         if not line.strip():
             for m, rest in paragraph:
-                loose += [(m, v) for v in MEASURED.findall(strip_code(rest))]
+                loose += [(m, v) for v in measured(strip_code(rest))]
             paragraph = []
             continue
         if line.lstrip().startswith("|"):  # a table row is a span of its own
             for m, rest in paragraph:
-                loose += [(m, v) for v in MEASURED.findall(strip_code(rest))]
+                loose += [(m, v) for v in measured(strip_code(rest))]
             paragraph = []
             c = COMMENT.search(line)
             cells = [x for x in COMMENT.sub("", line).strip().strip("|").split("|")]
@@ -119,12 +127,12 @@ def spans(text):
         pos = 0
         for c in COMMENT.finditer(line):
             paragraph.append((n, line[pos:c.start()]))
-            numbers = [v for _, t in paragraph for v in MEASURED.findall(strip_code(t))]
+            numbers = [v for _, t in paragraph for v in measured(strip_code(t))]
             covered.append((n, numbers, c.group(1), c.group(2)))
             paragraph, pos = [], c.end()
         paragraph.append((n, line[pos:]))
     for m, rest in paragraph:
-        loose += [(m, v) for v in MEASURED.findall(strip_code(rest))]
+        loose += [(m, v) for v in measured(strip_code(rest))]
     return covered, loose
 
 

@@ -194,6 +194,8 @@ def check_pins_can_fail():
             ("took 120 us <!-- src: src.csv:9 -->.\n", 1),
             ("took 120 us <!-- src: nowhere.csv:2 -->.\n", 1),
             ("a ratio, 1.33x <!-- not measured: -->.\n", 1),
+            ("between 112-120 us <!-- src: src.csv:2 -->.\n", 0),
+            ("between 112-121 us <!-- src: src.csv:2 -->.\n", 1),
         ]
         for i, (text, want) in enumerate(cases):
             problems, _, _, _ = doc_numbers.check_page(root, "case.md", text)
@@ -201,6 +203,8 @@ def check_pins_can_fail():
                   f"{len(problems)} problems: {problems}")
         _, _, loose, _ = doc_numbers.check_page(root, "case.md", "took 120 us, no source.\n")
         check("pin check: an unpinned number is found", loose == 1, f"{loose} found")
+        _, _, loose, _ = doc_numbers.check_page(root, "case.md", "took 112-120 us, no source.\n")
+        check("pin check: both ends of an unpinned range are found", loose == 2, f"{loose} found")
 
 
 def main():
