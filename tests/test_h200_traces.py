@@ -15,6 +15,8 @@
     (a kernel launch through the runtime where PyTorch's goes through the driver, as
     torch.compile's Triton kernels do, counts as a launch), and the steps' share of self CPU time (the ProfilerStep* row of the table) within a factor
     of two of PyTorch's. Without such a folder these checks are one SKIP naming the tool.
+  - The run the chapters quote (docs/results/h200-2026-12-01/traces): the same checks as the
+    fixtures.
 The share is computed from each trace's .json as key_averages() computes it (every CPU slice's
 duration less its children's), which reproduces PyTorch's own tables (checked too).
 One line per check: PASS/FAIL/SKIP name.
@@ -34,6 +36,8 @@ from checks import report  # noqa: E402
 import checks  # noqa: E402
 
 COMMITTED = os.path.join(ROOT, "docs", "results", "h200-2026-11-30", "traces")
+# the run the chapters quote, recorded in the current layout
+CHAPTERS_RUN = os.path.join(ROOT, "docs", "results", "h200-2026-12-01", "traces")
 REFERENCE = os.path.join(ROOT, "tests", "data", "reference")
 CHECKER = os.path.join(ROOT, "tests", "check_trace_json.py")
 CPU_CATS = ("user_annotation", "cpu_op", "cuda_runtime", "cuda_driver")
@@ -59,6 +63,9 @@ KERNELS_PER_STEP = {
     "04_fused_mlp/1x8_768x3072_bf16_cold_decode": 2,
     "04_fused_mlp/1x8_768x3072_bf16_cold_graph": 4,
 }
+# The fixtures pin the graph rung's choice (--graph-of merged); run_all.sh lets it choose by
+# measurement, and in the chapters' run it captured decode at 8 tokens (04.log says which)
+CHAPTERS_RUN_KERNELS = {"04_fused_mlp/1x8_768x3072_bf16_cold_graph": 2}
 # our trace -> PyTorch's trace of the same program
 PAIRS = {
     "01_matmul_add/64_bf16_cold_eager": "torch_01_64_bf16_cold_eager",
@@ -144,6 +151,42 @@ def check_share_method():
                else f"{mine:.2f} % from the .json, {table} % in PyTorch's table")
 
 
+def check_current_layout(folder, label, kernels_of=None):
+    """Traces written by the current writer on the GPU: layered as PyTorch's, and no API call
+    PyTorch's trace of the same program lacks."""
+    where = os.path.relpath(folder, ROOT)
+    for tag, kernels in dict(KERNELS_PER_STEP, **(kernels_of or {})).items():
+        path = os.path.join(folder, tag + ".json")
+        if not os.path.exists(path):
+            report(f"{label}_{tag}", f"not in {where}")
+            continue
+        report(f"{label}_{tag}", checker(path, kernels, "--layered", "--lanes-nest",
+                                         "--require-categories", REQUIRED + ",cpu_op,Trace"))
+    for tag, ref in PAIRS.items():
+        path = os.path.join(folder, tag + ".json")
+        if not os.path.exists(path):
+            continue
+        ours, theirs = events_of(path), events_of(os.path.join(REFERENCE, ref + ".json"))
+        extra = api_names(ours) - api_names(theirs)
+        # torch.compile's Triton kernels are launched through the driver, ours through the
+        # runtime: a launch is a launch
+        other_launches = sorted(extra & LAUNCHES) if api_names(theirs) & LAUNCHES else []
+        if other_launches:
+            print(f"note: {where}/{tag}: kernels launched by {other_launches}, PyTorch's by "
+                  f"{sorted(api_names(theirs) & LAUNCHES)}")
+        extra = sorted(extra - set(other_launches))
+        report(f"{label}_api_as_pytorch_{tag}",
+               f"API calls PyTorch's trace lacks: {extra}" if extra else None)
+        mine, pytorch = step_self_cpu_share(ours), step_self_cpu_share(theirs)
+        table = table_step_share(path[:-5] + ".txt")
+        problems = []
+        if not pytorch / 2 <= mine <= pytorch * 2:
+            problems.append(f"ProfilerStep* self CPU {mine:.2f} %, PyTorch's {pytorch:.2f} %")
+        if table is None or abs(table - mine) > 0.01:
+            problems.append(f"our table says {table} %, the .json {mine:.2f} %")
+        report(f"{label}_step_self_cpu_{tag}", "; ".join(problems) or None)
+
+
 def main():
     if not os.path.isdir(COMMITTED):
         print(f"SKIP h200_traces: {COMMITTED} not found")
@@ -168,41 +211,15 @@ def main():
             report(f"h200_trace_written_again_{tag}", "; ".join(problems) or None)
 
     fresh = fixture_folder()
-    if not fresh:
+    if fresh:
+        check_current_layout(fresh, "h200_fixture")
+    else:
         print("SKIP h200_fixtures: no fixtures of the current layout under tests/data/ (a folder "
               "h200-*/ with a FIXTURES file: tools/h200_fixtures.sh makes it on a GPU)")
-        return checks.status()
-    where = os.path.relpath(fresh, ROOT)
-    for tag, kernels in KERNELS_PER_STEP.items():
-        path = os.path.join(fresh, tag + ".json")
-        if not os.path.exists(path):
-            report(f"h200_fixture_{tag}", f"not in {where}")
-            continue
-        report(f"h200_fixture_{tag}", checker(path, kernels, "--layered", "--lanes-nest",
-                                               "--require-categories", REQUIRED + ",cpu_op,Trace"))
-    for tag, ref in PAIRS.items():
-        path = os.path.join(fresh, tag + ".json")
-        if not os.path.exists(path):
-            continue
-        ours, theirs = events_of(path), events_of(os.path.join(REFERENCE, ref + ".json"))
-        extra = api_names(ours) - api_names(theirs)
-        # torch.compile's Triton kernels are launched through the driver, ours through the
-        # runtime: a launch is a launch
-        other_launches = sorted(extra & LAUNCHES) if api_names(theirs) & LAUNCHES else []
-        if other_launches:
-            print(f"note: {tag}: kernels launched by {other_launches}, PyTorch's by "
-                  f"{sorted(api_names(theirs) & LAUNCHES)}")
-        extra = sorted(extra - set(other_launches))
-        report(f"h200_fixture_api_as_pytorch_{tag}",
-               f"API calls PyTorch's trace lacks: {extra}" if extra else None)
-        mine, pytorch = step_self_cpu_share(ours), step_self_cpu_share(theirs)
-        table = table_step_share(path[:-5] + ".txt")
-        problems = []
-        if not pytorch / 2 <= mine <= pytorch * 2:
-            problems.append(f"ProfilerStep* self CPU {mine:.2f} %, PyTorch's {pytorch:.2f} %")
-        if table is None or abs(table - mine) > 0.01:
-            problems.append(f"our table says {table} %, the .json {mine:.2f} %")
-        report(f"h200_fixture_step_self_cpu_{tag}", "; ".join(problems) or None)
+    if os.path.isdir(CHAPTERS_RUN):
+        check_current_layout(CHAPTERS_RUN, "h200_run", CHAPTERS_RUN_KERNELS)
+    else:
+        print(f"SKIP h200_run: {os.path.relpath(CHAPTERS_RUN, ROOT)} not found")
     return checks.status()
 
 
