@@ -224,6 +224,19 @@ def short_cases(tmp):
     rc, lines, text = shortfalls_of(tmp, [point(), point(tokens=512, our_gemm_us=600)])
     check("shortfalls_names_the_point", rc == 1 and len(lines) == 1 and lines[0].split()[:4] == ["4096", "->",
                                                                                                 "11008", "512"], text)
+    # every round of every rung beside the CSV: a miss smaller than the rounds' range is marked as noise
+    rows_path = os.path.join(tmp, "shape_grid_rows.csv")
+    with open(rows_path, "w") as f:
+        f.write("dim,hidden,tokens,round,side,row,us,sm_mhz,watts\n")
+        for k, (d, g) in enumerate(((72.0, 72.5), (76.0, 73.5))):
+            f.write("4096,11008,13,%d,ours,decode,%s,1980,300\n4096,11008,13,%d,ours,graph,%s,1980,300\n" % (k + 1, d, k + 1, g))
+    noisy = dict(tokens=13, floor_us=68, decode_us=74, graph_us=73, epilogue_us=100, merged_us=90, torch_best_us=200)
+    rc, lines, text = shortfalls_of(tmp, [point(**noisy)])
+    check("shortfalls_within_spread", rc == 1 and len(lines) == 1 and "within the rounds' spread, 4.00 us" in lines[0]
+          and "1 of them within the rounds' spread" in text, text)
+    rc, lines, text = shortfalls_of(tmp, [point(**dict(noisy, decode_us=78))])
+    check("shortfalls_beyond_spread", rc == 1 and len(lines) == 1 and "spread" not in lines[0], text)
+    os.remove(rows_path)
     p = subprocess.run([sys.executable, SHORT, os.path.join(tmp, "none.csv")], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, text=True)
     check("shortfalls_missing_file", p.returncode == 1 and p.stderr.startswith("grid_shortfalls: error:"), p.stderr)
