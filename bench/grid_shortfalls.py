@@ -93,13 +93,14 @@ def shortfalls(row, spread_of=None):
                             % (d, g, noise_note(d - g, spread_of, "decode_us", "graph_us"))))
             if (dim, hidden, tokens) == (768, 3072, 8) and d > 7.0:
                 out.append(("decode", "decode %.2f us at the article's 8 tokens (7.0 wanted)" % d))
-    best_plain = [v[c] for c in NOT_GRAPH if v[c] is not None]
-    if v["graph_us"] is not None and best_plain and v["graph_us"] > 1.01 * min(best_plain):
-        best_column = min((c for c in NOT_GRAPH if v[c] is not None), key=lambda c: v[c])
+    plain = [c for c in NOT_GRAPH if v[c] is not None]
+    best_column = min(plain, key=lambda c: v[c], default=None)
+    if v["graph_us"] is not None and best_column and v["graph_us"] > 1.01 * v[best_column]:
+        other = v[best_column]
         out.append(("graph", "graph %.1f us, %.1f%% over the best other rung %.1f us%s"
-                    % (v["graph_us"], 100 * (v["graph_us"] / min(best_plain) - 1), min(best_plain),
-                       noise_note(v["graph_us"] - 1.01 * min(best_plain), spread_of, "graph_us", best_column))))
-    best = min([x for x in best_plain + [v["graph_us"]] if x is not None], default=None)
+                    % (v["graph_us"], 100 * (v["graph_us"] / other - 1), other,
+                       noise_note(v["graph_us"] - 1.01 * other, spread_of, "graph_us", best_column))))
+    best = min([v[c] for c in plain] + ([v["graph_us"]] if v["graph_us"] is not None else []), default=None)
     if v["torch_best_us"] is None or best is None:
         out.append(("pytorch", "not measured"))
     else:
