@@ -121,8 +121,10 @@ flags=("$@")
 scratch=$(mktemp -d) || exit 1
 trap 'rm -rf "$scratch"' EXIT
 echo "nsys_capture: $("$nsys" --version)"
-echo "+ nsys profile -t $trace --capture-range=cudaProfilerApi --capture-range-end=stop bin/$stage ${flags[*]} --no-trace --no-plot"
-"$nsys" profile -t "$trace" --capture-range=cudaProfilerApi --capture-range-end=stop \
+# --cuda-graph-trace=node: a replayed graph's kernels one by one, as our CUPTI trace records them
+# (nsys's default traces a graph as one range and lists none of its kernels).
+echo "+ nsys profile -t $trace --cuda-graph-trace=node --capture-range=cudaProfilerApi --capture-range-end=stop bin/$stage ${flags[*]} --no-trace --no-plot"
+"$nsys" profile -t "$trace" --cuda-graph-trace=node --capture-range=cudaProfilerApi --capture-range-end=stop \
     -s none --cpuctxsw=none -f true -o "$scratch/capture" \
     "bin/$stage" "${flags[@]}" --no-trace --no-plot --out "$scratch/out" 2>&1 | tee "$scratch/log"
 rc=${PIPESTATUS[0]}

@@ -2,8 +2,9 @@
 # tools/nsys_h200.sh: on a GPU machine, records every stage at the chapters' shapes under each
 # Nsight Systems recorder it finds, and our own CUPTI trace of the same runs, then packs it all
 # for a machine with the importer (tools/nsys_capture.sh --import):
-#   recorder "nsys2025": an nsys already installed (PATH, the CUDA toolkit, Nsight Compute's copy)
-#   recorder "nsys2023": the recorder tools/nsys_host.sh --target-pack packed under .nsys/target/
+#   an nsys already installed (PATH, the CUDA toolkit, Nsight Compute's copy; NSYS_INSTALLED=...)
+#   the recorder tools/nsys_host.sh --target-pack packed under .nsys/target/
+# each named after its version's year (suffix .nsys2025, .nsys2024, ...).
 # Outputs under $OUT (default ./nsys-out): log.txt, and traces.tar.xz.NN (15 MiB parts; join
 # them with `cat traces.tar.xz.* | tar -xJf -`). Every failure prints the recorder's own error.
 set -uo pipefail
@@ -20,29 +21,37 @@ say "machine"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -n 2
 nvcc --version 2>/dev/null | tail -n 1
 
+# Each recorder is named after its version's year (nsys2025, nsys2024, ...): a capture's suffix then
+# says which recorder made it, and so which importer can read it completely.
 declare -A rec
-for c in "${NSYS_2025:-}" "$(command -v nsys 2>/dev/null)" /usr/local/cuda*/bin/nsys \
+order=()
+add_recorder() { # NSYS: under the name nsys<year of its version>
+    local year
+    year=$("$1" --version 2>/dev/null | grep -o ' 20[0-9][0-9]' | head -n 1)
+    [ -n "$year" ] || { echo "$1: no version"; return 0; }
+    [ -z "${rec[nsys${year# }]:-}" ] || return 0
+    rec[nsys${year# }]=$1
+    order+=("nsys${year# }")
+}
+for c in "${NSYS_INSTALLED:-}" "$(command -v nsys 2>/dev/null)" /usr/local/cuda*/bin/nsys \
          /usr/local/cuda*/nsight-compute*/host/target-linux-x64/nsys \
          /opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys /opt/nvidia/nsight-systems/*/bin/nsys; do
-    [ -n "$c" ] && [ -x "$c" ] && { rec[nsys2025]=$c; break; }
+    [ -n "$c" ] && [ -x "$c" ] && { add_recorder "$c"; break; }
 done
 pack=$(find .nsys/target -maxdepth 1 -name 'nsys-target-*.tar.xz' 2>/dev/null | sort | head -n 1)
 if [ -n "$pack" ]; then
     dest=$(mktemp -d)
     if tar -C "$dest" -xJf "$pack" 2>&1 ||
        python3 -c 'import sys,tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$pack" "$dest"; then
-        rec[nsys2023]=$dest/target-linux-x64/nsys
+        add_recorder "$dest/target-linux-x64/nsys"
     fi
 else
     echo "no recorder pack under .nsys/target/ (tools/nsys_host.sh --target-pack makes it)"
 fi
-for r in nsys2025 nsys2023; do
-    if [ -n "${rec[$r]:-}" ]; then
-        echo "$r: ${rec[$r]}: $("${rec[$r]}" --version 2>&1)"
-        "${rec[$r]}" status -e 2>&1 | sed "s/^/  $r status: /"
-    else
-        echo "$r: not found"
-    fi
+[ ${#order[@]} -gt 0 ] || echo "no recorder: no nsys on this machine, none packed under .nsys/target/"
+for r in "${order[@]}"; do
+    echo "$r: ${rec[$r]}: $("${rec[$r]}" --version 2>&1)"
+    "${rec[$r]}" status -e 2>&1 | sed "s/^/  $r status: /"
 done
 
 say "build"
@@ -76,12 +85,12 @@ for run in "${runs[@]}"; do
     read -r -a argv <<<"$run"
     say "${argv[*]}: plain run with our CUPTI trace"
     timeout 120 "bin/${argv[0]}" "${argv[@]:1}" --no-plot --no-check | tail -n 25
-    for r in nsys2025 nsys2023; do
+    for r in "${order[@]}"; do
         say "${argv[*]}: $r"
         capture "$r" "${argv[@]}" --no-check
     done
 done
-for r in nsys2025 nsys2023; do
+for r in "${order[@]}"; do
     say "03_simple_mlp --batch 1 --seq 8 --cold: $r (step 0 inside the capture)"
     capture "$r" --cold --suffix ".$r.cold" 03_simple_mlp --batch 1 --seq 8 --no-check
 done
