@@ -26,12 +26,12 @@ nvcc --version 2>/dev/null | tail -n 1
 declare -A rec
 order=()
 add_recorder() { # NSYS: under the name nsys<year of its version>
-    local year
-    year=$("$1" --version 2>/dev/null | grep -o ' 20[0-9][0-9]' | head -n 1)
-    [ -n "$year" ] || { echo "$1: no version"; return 0; }
-    [ -z "${rec[nsys${year# }]:-}" ] || return 0
-    rec[nsys${year# }]=$1
-    order+=("nsys${year# }")
+    local name
+    name=nsys$("$1" --version 2>/dev/null | sed -n 's/.*Nsight Systems version \(20[0-9][0-9]\)\..*/\1/p' | head -n 1)
+    [ "$name" != nsys ] || { echo "$1: no version"; return 0; }
+    [ -z "${rec[$name]:-}" ] || return 0
+    rec[$name]=$1
+    order+=("$name")
 }
 for c in "${NSYS_INSTALLED:-}" "$(command -v nsys 2>/dev/null)" /usr/local/cuda*/bin/nsys \
          /usr/local/cuda*/nsight-compute*/host/target-linux-x64/nsys \
