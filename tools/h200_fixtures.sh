@@ -14,6 +14,8 @@
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo" || exit 1
+# shellcheck source=tools/nsys_recorders.sh
+. tools/nsys_recorders.sh
 [ $# -eq 1 ] || { echo "usage: tools/h200_fixtures.sh OUTDIR" >&2; exit 1; }
 mkdir -p "$1" || exit 1
 out=$(cd "$1" && pwd)
@@ -81,28 +83,14 @@ main() {
 
     say "Nsight Systems"
     local -A rec=()
-    for c in "$(command -v nsys 2>/dev/null)" /usr/local/cuda*/bin/nsys \
-             /usr/local/cuda*/nsight-compute*/host/target-linux-x64/nsys \
-             /opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys /opt/nvidia/nsight-systems/*/bin/nsys; do
-        [ -n "$c" ] && [ -x "$c" ] && { rec[installed]=$c; break; }
-    done
-    local pack
-    for pack in .nsys/target/nsys-target-*.tar.xz; do
-        [ -f "$pack" ] || continue
-        local version dest
-        version=$(basename "$pack" .tar.xz)
-        version=${version#nsys-target-}
-        dest=$work/recorder-$version
-        mkdir -p "$dest" && tar -C "$dest" -xJf "$pack" && rec[nsys${version%%.*}]=$dest/target-linux-x64/nsys
-    done
-    [ ${#rec[@]} -gt 0 ] || echo "no recorder: no nsys on this machine, none packed under .nsys/target/"
+    local order=()
+    find_nsys_recorders "$work"
     local r suffix tag=1x8_768x3072_bf16_cold_eager
     mkdir -p "$f/nsys/03_simple_mlp"
     cp "$f/03_simple_mlp/$tag.json" "$f/03_simple_mlp/$tag.txt" "$f/nsys/03_simple_mlp/" 2>/dev/null
-    for r in "${!rec[@]}"; do
+    for r in "${order[@]}"; do
         if late; then echo "$r: not started (past ${budget} s)"; continue; fi
         suffix=.$r
-        [ "$r" = installed ] && suffix=.nsys$("${rec[$r]}" --version 2>/dev/null | grep -o '20[0-9][0-9]' | head -n 1)
         echo "$r: ${rec[$r]}: $("${rec[$r]}" --version 2>&1)"
         NSYS=${rec[$r]} timeout 90 tools/nsys_capture.sh --record-only --suffix "$suffix" \
             03_simple_mlp --batch 1 --seq 8 "${schedule[@]}" --no-check >"$f/logs/nsys$suffix.log" 2>&1

@@ -21,34 +21,11 @@ say "machine"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -n 2
 nvcc --version 2>/dev/null | tail -n 1
 
-# Each recorder is named after its version's year (nsys2025, nsys2024, ...): a capture's suffix then
-# says which recorder made it, and so which importer can read it completely.
+# shellcheck source=tools/nsys_recorders.sh
+. tools/nsys_recorders.sh
 declare -A rec
 order=()
-add_recorder() { # NSYS: under the name nsys<year of its version>
-    local name
-    name=nsys$("$1" --version 2>/dev/null | sed -n 's/.*Nsight Systems version \(20[0-9][0-9]\)\..*/\1/p' | head -n 1)
-    [ "$name" != nsys ] || { echo "$1: no version"; return 0; }
-    [ -z "${rec[$name]:-}" ] || return 0
-    rec[$name]=$1
-    order+=("$name")
-}
-for c in "${NSYS_INSTALLED:-}" "$(command -v nsys 2>/dev/null)" /usr/local/cuda*/bin/nsys \
-         /usr/local/cuda*/nsight-compute*/host/target-linux-x64/nsys \
-         /opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys /opt/nvidia/nsight-systems/*/bin/nsys; do
-    [ -n "$c" ] && [ -x "$c" ] && { add_recorder "$c"; break; }
-done
-pack=$(find .nsys/target -maxdepth 1 -name 'nsys-target-*.tar.xz' 2>/dev/null | sort | head -n 1)
-if [ -n "$pack" ]; then
-    dest=$(mktemp -d)
-    if tar -C "$dest" -xJf "$pack" 2>&1 ||
-       python3 -c 'import sys,tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$pack" "$dest"; then
-        add_recorder "$dest/target-linux-x64/nsys"
-    fi
-else
-    echo "no recorder pack under .nsys/target/ (tools/nsys_host.sh --target-pack makes it)"
-fi
-[ ${#order[@]} -gt 0 ] || echo "no recorder: no nsys on this machine, none packed under .nsys/target/"
+find_nsys_recorders "$(mktemp -d)"
 for r in "${order[@]}"; do
     echo "$r: ${rec[$r]}: $("${rec[$r]}" --version 2>&1)"
     "${rec[$r]}" status -e 2>&1 | sed "s/^/  $r status: /"
