@@ -24,20 +24,26 @@ extern "C" {
 enum { DECODE_MAX_TOKENS = 16 };
 int decode_supported(dtype_t t, size_t tokens, size_t dim, size_t hidden, char *why, size_t why_len);
 int decode_runs_here(void);
-/* decode_unit_rows: how many weight rows a unit of work covers for this problem, 8 or 16 (see
- * decode.cu); the launchers take it as unit_rows. stamps: NULL, or a device buffer of
- * DECODE_STAMP_BLOCKS x DECODE_STAMP_SLOTS for the timeline below. */
-int decode_unit_rows(size_t tokens, size_t dim, size_t hidden);
 /* decode_padded_rows: the rows of x (gate_up) and of m (down) the kernels read for `tokens`:
  * the tokens' own up to 8, else the whole mma tile of 16, so that the lanes of a warp load alike
  * (at 13 tokens, rows 13-15 too). x and m must have that many rows; what the rows past the
  * tokens hold reaches only accumulators that are never stored. */
 size_t decode_padded_rows(size_t tokens);
+/* How one kernel divides its weights (see decode.cu): units of unit_rows weight rows (8 or 16),
+ * each unit's K split between the `split` blocks of a cluster (1, 2 or 4; more than 1 needs
+ * sm_90). decode_plan_for picks the plan for `tokens` and a kernel over `rows` weight rows of K
+ * values (gate_up: K = dim, rows = hidden; down: K = hidden, rows = dim), after the GPU is known.
+ * stamps: NULL, or a device buffer of DECODE_STAMP_BLOCKS x DECODE_STAMP_SLOTS for the timeline
+ * below. */
+typedef struct {
+    int unit_rows, split;
+} decode_plan;
+decode_plan decode_plan_for(size_t tokens, size_t K, size_t rows);
 void launch_decode_gate_up(dtype_t t, const void *x, const void *wg, const void *wu, void *m,
-                           size_t tokens, size_t dim, size_t hidden, int unit_rows, cudaStream_t stream,
+                           size_t tokens, size_t dim, size_t hidden, decode_plan plan, cudaStream_t stream,
                            unsigned long long *stamps);
 void launch_decode_down(dtype_t t, const void *m, const void *wd, void *y, size_t tokens,
-                        size_t hidden, size_t dim, int unit_rows, cudaStream_t stream, unsigned long long *stamps);
+                        size_t hidden, size_t dim, decode_plan plan, cudaStream_t stream, unsigned long long *stamps);
 
 /* The decode kernels' timeline (bench/decode_timeline). Given a stamps buffer, thread 0 of each
  * block, for the first DECODE_STAMP_BLOCKS blocks of the kernel, writes %globaltimer (ns) at
@@ -47,12 +53,12 @@ void launch_decode_down(dtype_t t, const void *m, const void *wd, void *y, size_
  *   WAITED    griddepcontrol.wait returned (down: gate_up complete; gate_up: at once)
  *   COMPUTED  warp 0 is through its loads and mma of the block's last unit of 8 rows
  *   END       the block's last outputs are written
- * decode_blocks is the grid a launch over `rows` weight rows of K values in units of unit_rows
- * uses (after the GPU is known): the blocks that stamp. */
+ * decode_blocks is the grid a launch over `rows` weight rows of K values with `plan` uses (after
+ * the GPU is known): the blocks that stamp. */
 enum { DECODE_STAMP_START, DECODE_STAMP_ISSUED, DECODE_STAMP_WAITED, DECODE_STAMP_COMPUTED, DECODE_STAMP_END,
        DECODE_STAMP_SM, DECODE_STAMP_SLOTS };
 enum { DECODE_STAMP_BLOCKS = 16384 };
-size_t decode_blocks(size_t K, size_t rows, int unit_rows);
+size_t decode_blocks(size_t K, size_t rows, decode_plan plan);
 
 #ifdef __cplusplus
 }

@@ -244,6 +244,10 @@ void fused_epilogue_prepare(void *model)
     snprintf(md->gemm_choice, sizeof md->gemm_choice, "--gemm auto: %s", why);
 }
 
+/* The decode kernels read x and m over decode_padded_rows(tokens) rows, up to a whole tile of
+ * DECODE_MAX_TOKENS: 03's buffers must hold that many. */
+_Static_assert((int)MLP_MIN_ROWS >= (int)DECODE_MAX_TOKENS, "03's buffers hold the rows the decode kernels read");
+
 int fused_decode_accepts(const void *flags, dtype_t t, size_t tokens, char *why, size_t len)
 {
     const fused_flags *f = flags;

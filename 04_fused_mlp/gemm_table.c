@@ -53,9 +53,7 @@ void gemm_versions_table(fused_mlp *md, const gpu_info *g, const common_args *a,
             mhz[v][k] = watts[v][k] = NAN;
             if (!runs[v]) continue;
             clocks_summary_t clk = {0};
-            clocks_start(NULL);
-            us[v][k] = prof_back_to_back_us(run_gemm, &calls[v], s, forwards, 1);
-            clocks_stop(&clk);
+            us[v][k] = prof_back_to_back_clocked_us(run_gemm, &calls[v], s, forwards, 1, &clk);
             if (clk.samples) mhz[v][k] = clk.sm_mhz_median, watts[v][k] = clk.power_w_median;
         }
     const int chosen = md->gemm_version;

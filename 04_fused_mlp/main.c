@@ -153,13 +153,14 @@ static void launch_graph(fused_mlp *md, cudaGraphExec_t exec)
 static void decode_kernels(void *model)
 {
     mlp_t *m = &((fused_mlp *)model)->mlp;
-    const int rows = decode_unit_rows(m->tokens, m->dim, m->hidden);
     prof_range_push("decode_gate_up");
-    launch_decode_gate_up(m->dtype, m->x, m->wg, m->wu, m->prod, m->tokens, m->dim, m->hidden, rows, m->stream, NULL);
+    launch_decode_gate_up(m->dtype, m->x, m->wg, m->wu, m->prod, m->tokens, m->dim, m->hidden,
+                          decode_plan_for(m->tokens, m->dim, m->hidden), m->stream, NULL);
     LAUNCH_CHECK();
     prof_range_pop();
     prof_range_push("decode_down");
-    launch_decode_down(m->dtype, m->prod, m->wd, m->y, m->tokens, m->hidden, m->dim, rows, m->stream, NULL);
+    launch_decode_down(m->dtype, m->prod, m->wd, m->y, m->tokens, m->hidden, m->dim,
+                       decode_plan_for(m->tokens, m->hidden, m->dim), m->stream, NULL);
     LAUNCH_CHECK();
     prof_range_pop();
 }

@@ -1,7 +1,7 @@
 /* decode_timeline: where the decode rung's time goes, block by block.
  *
  *   make bin/decode_timeline && bin/decode_timeline [--tokens 8] [--dim 768] [--hidden 3072] [--dtype bf16]
- *       [--unit-rows 8|16] [--cold-l2] [--csv FILE]
+ *       [--unit-rows 8|16] [--split 1|2|4] [--cold-l2] [--csv FILE]
  *
  * A trace gives one duration per kernel, and at 8 tokens those durations overlap (the down
  * kernel is a programmatic dependent launch) and hide what each block waits for. This program
@@ -31,7 +31,8 @@
  *
  * Its own flags, not the stages' (which would accept --steps, --sweep and others that mean
  * nothing here), through the parser every program uses (common/cli.h): --tokens 1..16, --dim
- * and --hidden 1..1048576, --dtype bf16 | fp16, --unit-rows 8 | 16, --cold-l2, --csv FILE.
+ * and --hidden 1..1048576, --dtype bf16 | fp16, --unit-rows 8 | 16, --split 1 | 2 | 4, --cold-l2,
+ * --csv FILE.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -91,7 +92,7 @@ static int write_csv(const char *path, const char *about, const unsigned long lo
 }
 
 typedef struct {
-    long long tokens, dim, hidden, unit_rows, cold_l2;
+    long long tokens, dim, hidden, unit_rows, split, cold_l2;
     const char *dtype, *csv;
 } timeline_flags;
 static const stage_opt opts[] = {
@@ -100,7 +101,9 @@ static const stage_opt opts[] = {
     {"hidden", offsetof(timeline_flags, hidden), 1, 1048576, "MLP width: Wg and Wu are [hidden, dim], Wd is [dim, hidden]"},
     {"dtype", offsetof(timeline_flags, dtype), 0, 0, "bf16 | fp16: the decode kernels' operands (default bf16)", FLAG_WORD},
     {"unit-rows", offsetof(timeline_flags, unit_rows), 8, 16,
-     "8 | 16: weight rows per unit (default: what the stage picks, decode_unit_rows)"},
+     "8 | 16: weight rows per unit, both kernels (default: what the stage picks, decode_plan_for)"},
+    {"split", offsetof(timeline_flags, split), 1, 4,
+     "1 | 2 | 4: blocks of a cluster that share a unit's K, both kernels (default: what the stage picks)"},
     {"cold-l2", offsetof(timeline_flags, cold_l2), 0, 1, "overwrite the L2 before every forward: weights read from HBM",
      FLAG_SWITCH},
     {"csv", offsetof(timeline_flags, csv), 0, 0, "FILE: the last repeat's stamps, one row per block", FLAG_WORD},
@@ -110,12 +113,16 @@ int main(int argc, char **argv)
 {
     timeline_flags f = {.tokens = 8, .dim = 768, .hidden = 3072, .dtype = "bf16"};
     const stage_spec spec = {"decode_timeline", "where the decode rung's time goes, block by block (see the header "
-                             "of bench/decode_timeline.c)", NULL, NULL, opts, 7, NULL, 1, 0};
+                             "of bench/decode_timeline.c)", NULL, NULL, opts, 8, NULL, 1, 0};
     common_args args;
     cli_parse(argc, argv, &spec, &args, &f);
     const long long tokens = f.tokens, dim = f.dim, hidden = f.hidden, cold_l2 = f.cold_l2;
     if (f.unit_rows && f.unit_rows != 8 && f.unit_rows != 16) {
         program_error("--unit-rows: units of 8 or of 16 weight rows, not %lld", f.unit_rows);
+        return EXIT_BAD_INPUT;
+    }
+    if (f.split == 3) {
+        program_error("--split: a unit's K goes to 1, 2 or 4 blocks, not 3");
         return EXIT_BAD_INPUT;
     }
     const char *dtype_word = f.dtype, *csv = f.csv;
@@ -141,6 +148,10 @@ int main(int argc, char **argv)
         program_error("decode kernels: mma.sync with bf16 or fp16 operands needs an sm_80 or newer GPU");
         return EXIT_BAD_INPUT;
     }
+    if (f.split > 1 && gpu_compute_capability() < 90) {
+        program_error("--split %lld: a K split between blocks needs clusters (sm_90 or newer)", f.split);
+        return EXIT_BAD_INPUT;
+    }
     const size_t T = (size_t)tokens, D = (size_t)dim, H = (size_t)hidden;
     /* 03's model, set up as 04's decode rung runs it: x, the weights (nn.Linear's init, the
      * stages' default seed), m, y and a stream; its size checked against the free memory. */
@@ -149,7 +160,12 @@ int main(int argc, char **argv)
     const void *x = mlp.x, *wg = mlp.wg, *wu = mlp.wu, *wd = mlp.wd;
     void *m = mlp.prod, *y = mlp.y;
     cudaStream_t s = mlp.stream;
-    const int rows = f.unit_rows ? (int)f.unit_rows : decode_unit_rows(T, D, H); /* default: as the stage runs it */
+    /* default: as the stage runs it */
+    decode_plan plan[2] = {decode_plan_for(T, D, H), decode_plan_for(T, H, D)};
+    for (int k = 0; k < 2; k++) {
+        if (f.unit_rows) plan[k].unit_rows = (int)f.unit_rows;
+        if (f.split) plan[k].split = (int)f.split;
+    }
     /* The stamps: one buffer per kernel, gate_up's then down's. */
     const size_t n_stamps = 2 * (size_t)DECODE_STAMP_BLOCKS * DECODE_STAMP_SLOTS;
     unsigned long long *dev_stamps;
@@ -157,14 +173,14 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaMalloc((void **)&dev_stamps, n_stamps * sizeof *dev_stamps));
     unsigned long long *stamps_up = dev_stamps, *stamps_down = dev_stamps + n_stamps / 2;
     /* One plain forward first: module loading stays out of the capture. */
-    launch_decode_gate_up(t, x, wg, wu, m, T, D, H, rows, s, stamps_up);
-    launch_decode_down(t, m, wd, y, T, H, D, rows, s, stamps_down);
+    launch_decode_gate_up(t, x, wg, wu, m, T, D, H, plan[0], s, stamps_up);
+    launch_decode_down(t, m, wd, y, T, H, D, plan[1], s, stamps_down);
     CUDA_CHECK(cudaStreamSynchronize(s));
     cudaGraph_t graph;
     cudaGraphExec_t forward;
     CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-    launch_decode_gate_up(t, x, wg, wu, m, T, D, H, rows, s, stamps_up);
-    launch_decode_down(t, m, wd, y, T, H, D, rows, s, stamps_down);
+    launch_decode_gate_up(t, x, wg, wu, m, T, D, H, plan[0], s, stamps_up);
+    launch_decode_down(t, m, wd, y, T, H, D, plan[1], s, stamps_down);
     CUDA_CHECK(cudaStreamEndCapture(s, &graph));
     CUDA_CHECK(cudaGraphInstantiate(&forward, graph, 0));
 
@@ -180,7 +196,7 @@ int main(int argc, char **argv)
         CUDA_CHECK(cudaMalloc(&evict, evict_bytes));
     }
 
-    const size_t blocks[2] = {decode_blocks(D, H, rows), decode_blocks(H, D, rows)};
+    const size_t blocks[2] = {decode_blocks(D, H, plan[0]), decode_blocks(H, D, plan[1])};
     const size_t stamped[2] = {blocks[0] < DECODE_STAMP_BLOCKS ? blocks[0] : DECODE_STAMP_BLOCKS,
                                blocks[1] < DECODE_STAMP_BLOCKS ? blocks[1] : DECODE_STAMP_BLOCKS};
     unsigned long long *st = malloc(n_stamps * sizeof *st);
@@ -192,8 +208,9 @@ int main(int argc, char **argv)
         return EXIT_BAD_INPUT;
     }
     gpu_print(&g);
-    printf("decode forward: %lld tokens, %lld -> %lld, %s; units of %d weight rows; gate_up %zu blocks, down %zu "
-           "blocks%s\n", tokens, dim, hidden, dtype_name(t), rows, blocks[0], blocks[1],
+    printf("decode forward: %lld tokens, %lld -> %lld, %s; gate_up %zu blocks (units of %d weight rows, K split %d "
+           "ways), down %zu blocks (%d rows, %d ways)%s\n", tokens, dim, hidden, dtype_name(t), blocks[0],
+           plan[0].unit_rows, plan[0].split, blocks[1], plan[1].unit_rows, plan[1].split,
            blocks[0] > stamped[0] || blocks[1] > stamped[1] ? " (the first 16384 of each stamped)" : "");
     if (cold_l2) printf("cold L2: %.1f MB written before every forward\n", evict_bytes / 1e6);
     for (int rep = 0; rep < REPEATS; rep++) {

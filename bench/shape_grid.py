@@ -25,6 +25,8 @@ Models: the article's 768 -> 3072, LLaMA-7B's 4096 -> 11008, LLaMA-3-8B's 4096 -
 of eight tensor-parallel shards of LLaMA-2-70B's MLP, 8192 -> 3584. Tokens: 1, 8, 16 (decode),
 128, 512, 2048, 8192, 32768 (prefill).
 
+Floors: bin/ceilings measures this GPU once per --out folder, first (<out>/ceilings/, ceilings.log).
+
 Resumable: the CSVs are rewritten after every point, and a point already in <out>/shape_grid.csv
 (with PyTorch's columns, unless --no-torch) is kept, not run again. --budget-s S starts no new
 point after S seconds, so a long grid runs in pieces.
@@ -105,6 +107,7 @@ def parse_args(argv):
     p.add_argument("--no-plot", action="store_true", help="the CSVs only, no heat maps")
     p.add_argument("--plot-only", action="store_true", help="run nothing: redraw the heat maps from <out>'s CSV")
     p.add_argument("--stage", default="bin/04_fused_mlp", help=argparse.SUPPRESS)  # the tests' stand-in
+    p.add_argument("--ceilings", default="bin/ceilings", help=argparse.SUPPRESS)  # likewise
     args = p.parse_args(argv)
     if args.out == "":
         p.error("--out: directory name empty")
@@ -293,6 +296,28 @@ def run_point(args, torch, dim, hidden, tokens):
     return point, rows, gemm_rows
 
 
+def measure_ceilings(args):
+    """The floors divide by this machine's ceilings: bin/ceilings measures them once per grid
+    folder and keeps them in <out>/ceilings/ with the CSVs, so that every piece of a grid run in
+    pieces uses the same; the stage finds them through CEILINGS_DIR. Without bin/ceilings or a GPU
+    the stage uses its reference figures and says so on its third line."""
+    folder = os.path.join(args.out, "ceilings")
+    os.environ["CEILINGS_DIR"] = folder
+    if os.path.isdir(folder) and os.listdir(folder):
+        print("shape grid: the ceilings measured before, in %s" % folder)
+        return
+    tool = args.ceilings if os.path.isabs(args.ceilings) else os.path.join(ROOT, args.ceilings)
+    if not os.access(tool, os.X_OK):
+        print("shape grid: %s not built (make ceilings): the floors use reference ceilings" % args.ceilings)
+        return
+    os.makedirs(folder, exist_ok=True)
+    p = subprocess.run([tool], capture_output=True, text=True)
+    with open(os.path.join(args.out, "ceilings.log"), "w") as f:
+        f.write(p.stdout + p.stderr)
+    print("shape grid: bin/ceilings %s" % ("measured this GPU's ceilings (ceilings.log)" if p.returncode == 0 else
+                                          "exited %d (ceilings.log): the floors use reference ceilings" % p.returncode))
+
+
 def summary_line(p):
     ours = [(p[r + "_us"], r) for r in RUNGS if p.get(r + "_us")]
     best_us, best = min(ours)
@@ -402,6 +427,8 @@ def main(argv):
     print("shape grid: %d points asked, %d already in %s, %d to run" % (
         len(args.models) * len(args.tokens), len(args.models) * len(args.tokens) - len(todo), paths["grid"],
         len(todo)))
+    if todo:
+        measure_ceilings(args)
     torch = None if args.no_torch or not todo else Torch()
     start = time.monotonic()
     try:

@@ -74,6 +74,7 @@ void ceilings_for(ceilings_t *c, const char *gpu_name, int driver_version)
     char path[PATH_MAX];
     if (ceilings_path(path, sizeof path, gpu_name, driver_version) == 0 && load(c, path) == 0) {
         snprintf(c->source, sizeof c->source, "measured on this machine by bin/ceilings");
+        c->measured = 1;
         return;
     }
     memset(c, 0, sizeof *c);

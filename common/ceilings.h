@@ -20,6 +20,7 @@ typedef struct {
     double gemm_tflops_16bit; /* dense bf16/fp16 GEMM, 8192^3 on random data */
     double copy_gbps;         /* device-to-device copy, bytes read plus written */
     char source[160];         /* where the two numbers come from, for the report */
+    int measured;             /* 1: this machine's stored measurement; 0: reference figures or none */
 } ceilings_t;
 
 /* traces/<folder>/<GPU name>_driver<N>.txt of the checkout: where a measurement made once per

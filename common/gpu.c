@@ -47,6 +47,7 @@ void gpu_require(gpu_info *g, const char *program)
     g->gemm_tflops_16bit = c.gemm_tflops_16bit;
     g->copy_gbps = c.copy_gbps;
     snprintf(g->ceilings_source, sizeof g->ceilings_source, "%s", c.source);
+    g->ceilings_measured = c.measured;
 }
 
 void gpu_print(const gpu_info *g)

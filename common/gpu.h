@@ -21,6 +21,7 @@ typedef struct {
      * read plus written. */
     double gemm_tflops_16bit, copy_gbps;
     char ceilings_source[160]; /* where they come from (common/ceilings.h) */
+    int ceilings_measured;     /* 1: measured on this machine; 0: reference figures of its model */
 } gpu_info;
 
 /* Exits 2 ("waived") with one line naming what was found when no usable CUDA GPU exists. */

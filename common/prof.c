@@ -231,6 +231,15 @@ double prof_back_to_back_us(void (*fn)(void *), void *ctx, cudaStream_t stream, 
     return median;
 }
 
+double prof_back_to_back_clocked_us(void (*fn)(void *), void *ctx, cudaStream_t stream, int n, int repeats,
+                                    clocks_summary_t *clk)
+{
+    clocks_start(NULL);
+    const double us = prof_back_to_back_us(fn, ctx, stream, n, repeats);
+    clocks_stop(clk);
+    return us;
+}
+
 void prof_graph_capture(prof_graph *g, void (*fn)(void *), void *ctx, cudaStream_t stream)
 {
     g->stream = stream;

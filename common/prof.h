@@ -28,6 +28,7 @@
 
 #include <cuda_runtime.h>
 
+#include "clocks.h"
 #include "schedule.h"
 #include "stats.h"
 
@@ -73,6 +74,10 @@ int prof_write_csv(const prof_run *r, const char *path);
  * training or inference loop issues them: whichever of CPU issue rate and GPU work is slower
  * sets it. Median of `repeats` such batches. */
 double prof_back_to_back_us(void (*fn)(void *), void *ctx, cudaStream_t stream, int n, int repeats);
+/* The same, with the SM clock and board power sampled while it runs (common/clocks.h): their
+ * summary goes to *clk (clk->samples 0 without NVML). */
+double prof_back_to_back_clocked_us(void (*fn)(void *), void *ctx, cudaStream_t stream, int n, int repeats,
+                                    clocks_summary_t *clk);
 
 /* fn's launches captured once into a CUDA graph (fn must only enqueue work on `stream`: no
  * synchronisation, no allocation), instantiated and replayed three times; prof_graph_replay

@@ -43,14 +43,21 @@ void report_verdict(double cpu_us, double gpu_us)
                gpu_us, cpu_us);
 }
 
+/* How a report names where a ceiling comes from: this machine's measurement, or the reference
+ * figure of its model (common/ceilings.h). */
+static const char *ceiling_origin(const gpu_info *g)
+{
+    return g->ceilings_measured ? "measured on" : "a reference figure for";
+}
+
 void report_throughput(const gpu_info *g, dtype_t t, double flops, double gpu_us)
 {
     double tflops = flops / (gpu_us * 1e-6) / 1e12;
     double ceiling = gpu_gemm_ceiling(g, t);
     printf("throughput: %.3f GFLOP per step in %.2f us = %.1f TFLOP/s", flops / 1e9, gpu_us, tflops);
     if (ceiling > 0)
-        printf(" (%.1f%% of the %.0f TFLOP/s %s GEMM ceiling measured on %s)\n", 100.0 * tflops / ceiling,
-               ceiling, dtype_name(t), g->prop.name);
+        printf(" (%.1f%% of the %.0f TFLOP/s %s GEMM ceiling, %s %s)\n", 100.0 * tflops / ceiling, ceiling,
+               dtype_name(t), ceiling_origin(g), g->prop.name);
     else
         printf(" (no measured %s ceiling for %s)\n", dtype_name(t), g->prop.name);
 }
@@ -60,8 +67,8 @@ void report_bandwidth(const gpu_info *g, double bytes, double gpu_us)
     double gbps = bytes / (gpu_us * 1e-6) / 1e9;
     printf("bandwidth: %.1f MB in %.2f us = %.0f GB/s", bytes / 1e6, gpu_us, gbps);
     if (g->copy_gbps > 0)
-        printf(" (%.0f%% of the %.0f GB/s copy ceiling measured on %s)\n", 100.0 * gbps / g->copy_gbps,
-               g->copy_gbps, g->prop.name);
+        printf(" (%.0f%% of the %.0f GB/s copy ceiling, %s %s)\n", 100.0 * gbps / g->copy_gbps, g->copy_gbps,
+               ceiling_origin(g), g->prop.name);
     else
         printf("\n");
 }

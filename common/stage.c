@@ -406,9 +406,7 @@ static stage_result run_variant(const stage_def *d, int v, const common_args *a,
     res.first_cpu_us = run.cpu_us[0];
     int n = stage_batch_for(res.step_us);
     clocks_summary_t clk;
-    clocks_start(NULL);
-    res.fwd_us = prof_back_to_back_us(sv->forward, model, stream, n, STAGE_ROUNDS);
-    clocks_stop(&clk);
+    res.fwd_us = prof_back_to_back_clocked_us(sv->forward, model, stream, n, STAGE_ROUNDS, &clk);
     res.sm_mhz = clk.samples ? clk.sm_mhz_median : NAN;
     res.power_w = clk.samples ? clk.power_w_median : NAN;
     char clk_line[256];

@@ -44,9 +44,7 @@ void stage_compare(const stage_def *d, int first, int last, const stage_result *
             us[i][k] = mhz[i][k] = watts[i][k] = NAN;
             if (!ok[i]) continue;
             clocks_summary_t clk = {0};
-            clocks_start(NULL);
-            us[i][k] = prof_back_to_back_us(fns[i], model, stream, n, 1);
-            clocks_stop(&clk);
+            us[i][k] = prof_back_to_back_clocked_us(fns[i], model, stream, n, 1, &clk);
             if (clk.samples) mhz[i][k] = clk.sm_mhz_median, watts[i][k] = clk.power_w_median;
         }
     double fl = stage_floor_us(d, model, g, a->dtype), flops = md->flops(model), first_us = 0;

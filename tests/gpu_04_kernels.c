@@ -22,6 +22,7 @@
 #include "../04_fused_mlp/decode.h"
 #include "../04_fused_mlp/geglu.h"
 #include "dtype.h"
+#include "gpu.h"
 #include "harness.h"
 #include "ref.h"
 
@@ -173,25 +174,31 @@ static int decode_case(dtype_t t, size_t tokens, size_t dim, size_t hidden, uint
     ref_gemm_rows(x, wu, up, 0, tokens, dim, hidden, 1);
     for (size_t i = 0; i < tokens * hidden; i++) want_m[i] = ref_gelu_tanh(want_m[i]) * up[i];
     ref_gemm_rows(m_in, wd, want_y, 0, tokens, hidden, dim, 1);
-    /* Both unit shapes, each on freshly poisoned outputs. */
-    for (int rows = 8; rows <= 16; rows += 8) {
-        void *dm = poisoned(t, tokens * hidden), *dy = poisoned(t, tokens * dim);
-        EXPECT(dm && dy, "device allocation");
-        launch_decode_gate_up(t, dx, dwg, dwu, dm, tokens, dim, hidden, rows, 0, NULL);
-        launch_decode_down(t, dmi, dwd, dy, tokens, hidden, dim, rows, 0, NULL);
-        EXPECT(cudaGetLastError() == cudaSuccess, "launch");
-        EXPECT(download(t, dm, got_m, tokens * hidden) == 0, "gate_up kernel or copy failed");
-        EXPECT(download(t, dy, got_y, tokens * dim) == 0, "down kernel or copy failed");
-        double err_m = rel_fro_error(got_m, want_m, tokens * hidden), err_y = rel_fro_error(got_y, want_y, tokens * dim);
-        EXPECT(err_m <= dtype_tolerance(t),
-               "%s decode_gate_up, %d-row units, %zu tokens, dim %zu, hidden %zu: rel. error %.3e", dtype_name(t),
-               rows, tokens, dim, hidden, err_m);
-        EXPECT(err_y <= dtype_tolerance(t),
-               "%s decode_down, %d-row units, %zu tokens, hidden %zu -> dim %zu: rel. error %.3e", dtype_name(t),
-               rows, tokens, hidden, dim, err_y);
-        cudaFree(dm);
-        cudaFree(dy);
-    }
+    /* Every plan, each on freshly poisoned outputs: both unit shapes, and where clusters exist
+     * K split 2 and 4 ways at 3 and 16 tokens (a partial and a whole tile of tokens; at a K of
+     * one or two steps some ranks have none). The plans decode_plan_for picks are among them. */
+    const int max_split = gpu_compute_capability() >= 90 && (tokens == 3 || tokens == 16) ? 4 : 1;
+    for (int rows = 8; rows <= 16; rows += 8)
+        for (int split = 1; split <= max_split; split *= 2) {
+            const decode_plan plan = {rows, split};
+            void *dm = poisoned(t, tokens * hidden), *dy = poisoned(t, tokens * dim);
+            EXPECT(dm && dy, "device allocation");
+            launch_decode_gate_up(t, dx, dwg, dwu, dm, tokens, dim, hidden, plan, 0, NULL);
+            launch_decode_down(t, dmi, dwd, dy, tokens, hidden, dim, plan, 0, NULL);
+            EXPECT(cudaGetLastError() == cudaSuccess, "launch");
+            EXPECT(download(t, dm, got_m, tokens * hidden) == 0, "gate_up kernel or copy failed");
+            EXPECT(download(t, dy, got_y, tokens * dim) == 0, "down kernel or copy failed");
+            double err_m = rel_fro_error(got_m, want_m, tokens * hidden);
+            double err_y = rel_fro_error(got_y, want_y, tokens * dim);
+            EXPECT(err_m <= dtype_tolerance(t),
+                   "%s decode_gate_up, %d-row units split %d ways, %zu tokens, dim %zu, hidden %zu: rel. error %.3e",
+                   dtype_name(t), rows, split, tokens, dim, hidden, err_m);
+            EXPECT(err_y <= dtype_tolerance(t),
+                   "%s decode_down, %d-row units split %d ways, %zu tokens, hidden %zu -> dim %zu: rel. error %.3e",
+                   dtype_name(t), rows, split, tokens, hidden, dim, err_y);
+            cudaFree(dm);
+            cudaFree(dy);
+        }
     void *dev[] = {dx, dwg, dwu, dwd, dmi};
     for (int i = 0; i < 5; i++) cudaFree(dev[i]);
     float *host[] = {x, wg, wu, wd, m_in, got_m, got_y};

@@ -79,7 +79,7 @@ def main():
         os.makedirs(log)
         env = {"FAKE_LOG": log}
         out = os.path.join(tmp, "grid")
-        base = ["--stage", fake, "--no-plot"]
+        base = ["--stage", fake, "--ceilings", os.path.join(tmp, "no_ceilings"), "--no-plot"]
 
         p = grid(base + ["--no-torch", "--models", "768x3072,4096x11008", "--tokens", "8,128", "--out", out], env)
         check("grid_runs", p.returncode == 0, p.stderr[-500:])

@@ -3,7 +3,8 @@
 //
 //   sm_80   cp.async (16-byte copies into shared memory), ldmatrix, mma.sync m16n8k16
 //   sm_90   mbarrier waits by parity, TMA (cp.async.bulk.tensor) loads and stores, proxy fences,
-//           clusters (ranks, barriers, other blocks' mbarriers, multicast loads)
+//           clusters (ranks, barriers, other blocks' shared memory and mbarriers, multicast
+//           loads)
 //   sm_90a  wgmma (warpgroup MMA from shared memory); only in code built for sm_90a
 //
 // Plus what every epilogue needs: two fp32 values rounded and packed into one 32-bit word, a
@@ -200,11 +201,36 @@ __device__ __forceinline__ uint32_t cluster_count()
     asm volatile("mov.u32 %0, %%nclusterid.x;\n" : "=r"(n));
     return n;
 }
+// How many blocks the cluster has (1 when the launch asked for no clusters).
+__device__ __forceinline__ uint32_t cluster_size()
+{
+    uint32_t n;
+    asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(n));
+    return n;
+}
+// The cluster barrier in its two halves. Every thread of every block arrives, and a thread's
+// wait returns once all have arrived; what a thread wrote before its arrival (into another
+// block's shared memory too) is visible to every thread whose wait has returned. A thread
+// alternates: arrive, wait, arrive, wait. Between the two it may work on.
+__device__ __forceinline__ void cluster_arrive()
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+}
+// An arrival that orders nothing: enough to say that this block has started.
+__device__ __forceinline__ void cluster_arrive_relaxed()
+{
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void cluster_wait()
+{
+    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
 // Every thread of every block of the cluster meets here; what they wrote before (barrier inits
 // included) is visible to all of them after.
 __device__ __forceinline__ void cluster_sync()
 {
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+    cluster_arrive();
+    cluster_wait();
 }
 // The address of the same shared-memory location in block `rank` of this cluster.
 __device__ __forceinline__ uint32_t peer_shared(uint32_t addr, uint32_t rank)
@@ -212,6 +238,11 @@ __device__ __forceinline__ uint32_t peer_shared(uint32_t addr, uint32_t rank)
     uint32_t r;
     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
     return r;
+}
+// A 32-bit store into another block's shared memory (an address from peer_shared).
+__device__ __forceinline__ void store_peer(uint32_t addr, float v)
+{
+    asm volatile("st.shared::cluster.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
 }
 // One arrival on another block's mbarrier (an address from peer_shared). It orders nothing but
 // this thread's own earlier work (as mbar_arrive does): enough to hand back a stage whose
