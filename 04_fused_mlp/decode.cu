@@ -386,8 +386,8 @@ static void decode_shape(size_t K, size_t rows, decode_plan plan, dim3 *grid, di
 // fewer units than the GPU has SMs: the article's down kernel has 96 units of 8 rows for 132 SMs,
 // so without it 36 SMs stream nothing. Where every SM has units, the shares come out uneven too
 // (at 4096 -> 11008, 12 units on some SMs for 10.4 on average), but there the split's barrier per
-// unit, the sums through another block's shared memory and the shorter rounds of loads cost as
-// much as evener shares gain. Every rank needs at least 8 steps of K; among the splits the one
+// unit, the sums through another block's shared memory and the shorter rounds of loads cost more
+// than evener shares gain. Every rank needs at least 8 steps of K; among the splits the one
 // whose busiest SM streams least, the smallest within 2% of it.
 extern "C" decode_plan decode_plan_for(size_t tokens, size_t K, size_t rows)
 {
