@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+"""tools/repin_docs.py OLD_DIR NEW_DIR [--write] [--root DIR] [PAGE...]
+
+Moves the docs' pinned numbers (tests/doc_numbers.py: `<!--src:PATH:LINE-->`) from one results
+run to another: every pin that names a file under OLD_DIR is pointed at the same file under
+NEW_DIR, at the line that corresponds to it, and each number the pin covers is replaced by the
+number at the same place on that line, rounded as the prose rounded the old one (the same
+decimals, or the same significant digits, in the same unit).
+
+Lines correspond where the two files agree once their numbers are masked (a log of the same
+commands, a CSV of the same rows): difflib aligns the masked lines. A pin whose file the new run
+lacks (an experiment's log) keeps its old path. Prints one line per changed number and per pin it
+could not move; with --write, rewrites the pages (default: every page in doc_numbers.PINNED).
+Paths, the pins' own among them, are from the repository's root (--root: another tree).
+The prose around a changed number (a comparison, a "faster") is not read: read the changes.
+Exit status 0, or 1 when some pin could not be moved.
+"""
+import argparse
+import difflib
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(HERE, "tests"))
+import doc_numbers  # noqa: E402
+
+MASK = re.compile(r"[0-9][0-9.:e+-]*")
+
+
+def blank_code(text):
+    """text with inline code and link targets blanked out, positions kept (as strip_code drops
+    them: flags and file names are not measurements)."""
+    def blank(m):
+        return " " * len(m.group(0))
+    text = re.sub(r"`[^`]*`", blank, text)
+    text = re.sub(r"(?<=\])\([^)]*\)", blank, text)
+    return re.sub(r"<details>|</details>|<summary>[^<]*</summary>", blank, text)
+
+
+def prose_numbers(text):
+    """(start, end) of the measured numbers of a stretch of prose, as doc_numbers.measured finds
+    them: both ends of a range, then the other numbers."""
+    t = blank_code(text)
+    found = []
+    for m in doc_numbers.RANGE.finditer(t):
+        found += [m.span(1), m.span(2)]
+    taken = [(m.start(), m.end()) for m in doc_numbers.RANGE.finditer(t)]
+    for m in doc_numbers.MEASURED.finditer(t):
+        if not any(a <= m.start(1) < b for a, b in taken):
+            found.append(m.span(1))
+    return found
+
+
+def pins(lines):
+    """For each comment: (line index, comment match, [(line index, start, end)] of the numbers it
+    covers), as doc_numbers.spans reads a page."""
+    out, fence, pending = [], False, []
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+            continue
+        if fence:
+            continue
+        if not line.strip():
+            pending = []
+            continue
+        if line.lstrip().startswith("|"):
+            pending = []
+            c = doc_numbers.COMMENT.search(line)
+            if not c:
+                continue
+            covered, pos = [], 0
+            for cell in line.split("|")[1:-1]:
+                start = line.index(cell, pos)
+                pos = start + len(cell)
+                bare = doc_numbers.COMMENT.sub(lambda m: " " * len(m.group(0)), cell)
+                m = doc_numbers.CELL_NUMBER.match(blank_code(bare))
+                if m:
+                    covered.append((i, start + m.start(1), start + m.end(1)))
+            out.append((i, c, covered))
+            continue
+        pos = 0
+        for c in doc_numbers.COMMENT.finditer(line):
+            pending += [(i, pos + a, pos + b) for a, b in prose_numbers(line[pos:c.start()])]
+            out.append((i, c, pending))
+            pending, pos = [], c.end()
+        pending += [(i, pos + a, pos + b) for a, b in prose_numbers(line[pos:])]
+    return out
+
+
+def tokens(line):
+    return [float(t) for t in doc_numbers.LINE_NUMBER.findall(line.replace(",", " "))]
+
+
+def rounding(prose, x):
+    """How prose rounds the source number x: (scale, 'f' or 'g', digits), or None."""
+    p = doc_numbers.value_of(prose)
+    digits = prose.replace(",", "")
+    decimals = len(digits.split(".")[1]) if "." in digits else 0
+    kept = digits.replace(".", "").lstrip("0")
+    if "." not in digits:
+        kept = kept.rstrip("0")
+    significant = max(len(kept), 2)
+    for scale in (1.0, 1e-3, 1e3, 1e-6, 1e6):
+        v = x * scale
+        if round(v, decimals) == p:
+            return scale, "f", decimals
+        if v != 0 and float("%.*g" % (significant, v)) == p:
+            return scale, "g", significant
+    return None
+
+
+def render(prose, x, how):
+    """x written as prose wrote its old number: the same rounding and thousands commas."""
+    scale, kind, digits = how
+    v = x * scale
+    if kind == "f":
+        text = "%.*f" % (digits, v)
+    else:
+        text = "%.*g" % (digits, v)
+        if "e" in text:
+            text = "%.0f" % float(text)
+    if "," in prose:
+        whole, _, frac = text.partition(".")
+        text = "{:,}".format(int(whole)) + ("." + frac if frac else "")
+    return text
+
+
+class Files:
+    """Old and new files, read once, and the old lines' counterparts."""
+
+    def __init__(self, root, old, new):
+        self.root, self.old, self.new, self.text, self.maps = root, old.rstrip("/"), new.rstrip("/"), {}, {}
+
+    def lines(self, path):
+        if path not in self.text:
+            full = os.path.join(self.root, path)
+            self.text[path] = open(full, encoding="utf-8", errors="replace").read().splitlines() \
+                if os.path.isfile(full) else None
+        return self.text[path]
+
+    def moved(self, path):
+        return self.new + path[len(self.old):] if path.startswith(self.old + "/") else None
+
+    def counterpart(self, path, n):
+        """The new file's line for old line n (1-based), or None."""
+        new = self.moved(path)
+        a, b = self.lines(path), self.lines(new)
+        if a is None or b is None:
+            return None
+        if path not in self.maps:
+            self.maps[path] = align(a, b)
+        return self.maps[path].get(n)
+
+
+def masked(line):
+    return " ".join(MASK.sub("#", line).split())
+
+
+def align(a, b):
+    """{old line: new line} (1-based): the lines that agree with their numbers masked, in order;
+    between two such runs, each old line goes to the most alike new line after the last one
+    placed (at least 3/4 alike, as many numbers): a report's wording or columns may change."""
+    ma, mb = [masked(x) for x in a], [masked(x) for x in b]
+    m = {}
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, ma, mb, autojunk=False).get_opcodes():
+        if tag == "equal":
+            m.update({i1 + k + 1: j1 + k + 1 for k in range(i2 - i1)})
+        elif tag == "replace":
+            j = j1
+            for i in range(i1, i2):
+                best, at = 0.75, None
+                for k in range(j, j2):
+                    if len(tokens(a[i])) != len(tokens(b[k])):
+                        continue
+                    r = difflib.SequenceMatcher(None, ma[i], mb[k], autojunk=False).ratio()
+                    if r > best:
+                        best, at = r, k
+                if at is not None:
+                    m[i + 1], j = at + 1, at + 1
+    return m
+
+
+def repin_page(page, files, report):
+    full = os.path.join(files.root, page)
+    lines = open(full, encoding="utf-8").read().split("\n")
+    edits, failed = [], 0  # (line index, start, end, new text)
+    for i, c, covered in pins(lines):
+        if c.group(1) != "src":
+            continue
+        pairs = doc_numbers.SOURCE.findall(c.group(2))
+        if not any(files.moved(p) for p, _ in pairs):
+            continue
+        # the old and new numbers, in the order the pin names its lines
+        old_tokens, new_tokens, spec, ok = [], [], [], True
+        for path, nums in pairs:
+            new_path = files.moved(path)
+            if new_path is None or files.lines(new_path) is None:
+                spec.append(f"{path}:{nums}")  # not in the new run: stays
+                for n in nums.split(","):
+                    t = tokens(files.lines(path)[int(n) - 1]) if files.lines(path) else []
+                    old_tokens += t
+                    new_tokens += t
+                continue
+            new_nums = []
+            for n in nums.split(","):
+                m = files.counterpart(path, int(n))
+                if m is None:
+                    report.append(f"{page}:{i + 1}: {path}:{n} has no counterpart in {new_path}")
+                    ok = False
+                    break
+                new_nums.append(str(m))
+                t_old, t_new = tokens(files.lines(path)[int(n) - 1]), tokens(files.lines(new_path)[m - 1])
+                if len(t_old) != len(t_new):
+                    report.append(f"{page}:{i + 1}: {path}:{n} -> {new_path}:{m}: {len(t_old)} numbers against {len(t_new)}")
+                    ok = False
+                    break
+                old_tokens += t_old
+                new_tokens += t_new
+            if not ok:
+                break
+            spec.append(f"{new_path}:{','.join(new_nums)}")
+        if not ok:
+            failed += 1
+            continue
+        changes = []
+        for li, a, b in covered:
+            prose = lines[li][a:b]
+            for k, x in enumerate(old_tokens):
+                how = rounding(prose, x)
+                if how:
+                    changes.append((li, a, b, render(prose, new_tokens[k], how)))
+                    break
+            else:
+                report.append(f"{page}:{li + 1}: {prose} is not on {c.group(2)}")
+                ok = False
+        if not ok:
+            failed += 1
+            continue
+        for li, a, b, text in changes:
+            if text != lines[li][a:b]:
+                report.append(f"{page}:{li + 1}: {lines[li][a:b]} -> {text}")
+            edits.append((li, a, b, text))
+        edits.append((i, c.start(2), c.end(2), ";".join(spec)))
+    for li, a, b, text in sorted(edits, key=lambda e: (e[0], -e[1])):
+        lines[li] = lines[li][:a] + text + lines[li][b:]
+    return "\n".join(lines), failed
+
+
+def main():
+    p = argparse.ArgumentParser(prog="repin_docs", description=__doc__.split("\n\n")[1])
+    p.add_argument("old")
+    p.add_argument("new")
+    p.add_argument("pages", nargs="*")
+    p.add_argument("--write", action="store_true", help="rewrite the pages (else: report only)")
+    p.add_argument("--root", default=HERE, help="the tree the paths start from (default: this checkout)")
+    args = p.parse_intermixed_args()
+    for d in (args.old, args.new):
+        if not os.path.isdir(os.path.join(args.root, d)):
+            p.error(f"{d}: no such folder (a results folder, from the repository's root)")
+    for page in args.pages:
+        if not os.path.isfile(os.path.join(args.root, page)):
+            p.error(f"{page}: no such page")
+    files = Files(args.root, os.path.normpath(args.old), os.path.normpath(args.new))
+    failed = 0
+    for page in args.pages or doc_numbers.PINNED:
+        report = []
+        text, f = repin_page(page, files, report)
+        failed += f
+        for r in report:
+            print(r)
+        if args.write:
+            with open(os.path.join(args.root, page), "w", encoding="utf-8") as out:
+                out.write(text)
+    print(f"repin: {failed} pins not moved")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
