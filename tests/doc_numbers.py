@@ -55,8 +55,9 @@ def value_of(text):
     return float(text.replace(",", ""))
 
 
-def matches(prose, candidates):
-    """prose ('13,600', '9.14', '41') equals one of the candidates as the prose rounds it."""
+def rounding(prose, x):
+    """How prose ('13,600', '9.14', '41') rounds the source number x: (scale, 'f', decimals) or
+    (scale, 'g', significant digits), or None when it is not x as rounded."""
     p = value_of(prose)
     digits = prose.replace(",", "")
     decimals = len(digits.split(".")[1]) if "." in digits else 0
@@ -64,14 +65,28 @@ def matches(prose, candidates):
     if "." not in digits:
         kept = kept.rstrip("0")
     significant = max(len(kept), 2)  # prose rounds to 2 or 3 significant digits, never to 1
-    for x in candidates:
-        for scale in (1.0, 1e-3, 1e3, 1e-6, 1e6):
-            v = x * scale
-            if round(v, decimals) == p:
-                return True
-            if v != 0 and float("%.*g" % (significant, v)) == p:
-                return True
-    return False
+    for scale in (1.0, 1e-3, 1e3, 1e-6, 1e6):
+        v = x * scale
+        if round(v, decimals) == p:
+            return scale, "f", decimals
+        if v != 0 and float("%.*g" % (significant, v)) == p:
+            return scale, "g", significant
+    return None
+
+
+def matches(prose, candidates):
+    """prose equals one of the candidates as the prose rounds it."""
+    return any(rounding(prose, x) for x in candidates)
+
+
+def outside_fences(lines, start=1):
+    """(number, line) for each line outside fenced code blocks, the fences themselves left out."""
+    fence = False
+    for n, line in enumerate(lines, start):
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+        elif not fence:
+            yield n, line
 
 
 def source_numbers(root, spec, cache):
@@ -99,14 +114,8 @@ def spans(text):
     """(line number, covered text, kind, spec) for each comment, and the measured numbers no
     comment covers as (line number, number)."""
     covered, loose = [], []
-    fence = False
     paragraph = []  # (line number, text) since the last comment or blank line
-    for n, line in enumerate(text.splitlines(), 1):
-        if line.lstrip().startswith(("```", "~~~")):
-            fence = not fence
-            continue
-        if fence:
-            continue
+    for n, line in outside_fences(text.splitlines()):
         if not line.strip():
             for m, rest in paragraph:
                 loose += [(m, v) for v in measured(strip_code(rest))]

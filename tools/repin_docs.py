@@ -55,13 +55,8 @@ def prose_numbers(text):
 def pins(lines):
     """For each comment: (line index, comment match, [(line index, start, end)] of the numbers it
     covers), as doc_numbers.spans reads a page."""
-    out, fence, pending = [], False, []
-    for i, line in enumerate(lines):
-        if line.lstrip().startswith(("```", "~~~")):
-            fence = not fence
-            continue
-        if fence:
-            continue
+    out, pending = [], []
+    for i, line in doc_numbers.outside_fences(lines, 0):
         if not line.strip():
             pending = []
             continue
@@ -91,24 +86,6 @@ def pins(lines):
 
 def tokens(line):
     return [float(t) for t in doc_numbers.LINE_NUMBER.findall(line.replace(",", " "))]
-
-
-def rounding(prose, x):
-    """How prose rounds the source number x: (scale, 'f' or 'g', digits), or None."""
-    p = doc_numbers.value_of(prose)
-    digits = prose.replace(",", "")
-    decimals = len(digits.split(".")[1]) if "." in digits else 0
-    kept = digits.replace(".", "").lstrip("0")
-    if "." not in digits:
-        kept = kept.rstrip("0")
-    significant = max(len(kept), 2)
-    for scale in (1.0, 1e-3, 1e3, 1e-6, 1e6):
-        v = x * scale
-        if round(v, decimals) == p:
-            return scale, "f", decimals
-        if v != 0 and float("%.*g" % (significant, v)) == p:
-            return scale, "g", significant
-    return None
 
 
 def render(prose, x, how):
@@ -228,7 +205,7 @@ def repin_page(page, files, report):
         for li, a, b in covered:
             prose = lines[li][a:b]
             for k, x in enumerate(old_tokens):
-                how = rounding(prose, x)
+                how = doc_numbers.rounding(prose, x)
                 if how:
                     changes.append((li, a, b, render(prose, new_tokens[k], how)))
                     break
