@@ -46,9 +46,15 @@ LINE_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?")
 SOURCE = re.compile(r"([^\s:,;]+):([0-9]+(?:,[0-9]+)*)")
 
 
+def measured_spans(text):
+    """Where the measured numbers of a stretch of prose are, (start, end): ranges' ends, then the
+    rest."""
+    return [m.span(g) for m in RANGE.finditer(text) for g in (1, 2)] + [m.span(1) for m in MEASURED.finditer(text)]
+
+
 def measured(text):
-    """The measured numbers of a stretch of prose, as written: ranges' ends, then the rest."""
-    return [v for m in RANGE.finditer(text) for v in m.groups()] + MEASURED.findall(text)
+    """The measured numbers of a stretch of prose, as written."""
+    return [text[a:b] for a, b in measured_spans(text)]
 
 
 def value_of(text):
@@ -145,11 +151,14 @@ def spans(text):
     return covered, loose
 
 
-def strip_code(text):
-    """Prose without inline code and link targets: flags and file names are not measurements."""
-    text = re.sub(r"`[^`]*`", "", text)
-    text = re.sub(r"\]\([^)]*\)", "]", text)
-    return re.sub(r"<details>|</details>|<summary>[^<]*</summary>", "", text)
+def strip_code(text, blank=False):
+    """Prose without inline code and link targets: flags and file names are not measurements.
+    blank: each is overwritten with spaces instead, so that what is left keeps its place."""
+    def cut(m):
+        return " " * len(m.group(0)) if blank else ""
+    for pattern in (r"`[^`]*`", r"(?<=\])\([^)]*\)", r"<details>|</details>|<summary>[^<]*</summary>"):
+        text = re.sub(pattern, cut, text)
+    return text
 
 
 def check_page(root, page, text):

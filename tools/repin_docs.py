@@ -28,28 +28,9 @@ import doc_numbers  # noqa: E402
 MASK = re.compile(r"[0-9][0-9.:e+-]*")
 
 
-def blank_code(text):
-    """text with inline code and link targets blanked out, positions kept (as strip_code drops
-    them: flags and file names are not measurements)."""
-    def blank(m):
-        return " " * len(m.group(0))
-    text = re.sub(r"`[^`]*`", blank, text)
-    text = re.sub(r"(?<=\])\([^)]*\)", blank, text)
-    return re.sub(r"<details>|</details>|<summary>[^<]*</summary>", blank, text)
-
-
-def prose_numbers(text):
-    """(start, end) of the measured numbers of a stretch of prose, as doc_numbers.measured finds
-    them: both ends of a range, then the other numbers."""
-    t = blank_code(text)
-    found = []
-    for m in doc_numbers.RANGE.finditer(t):
-        found += [m.span(1), m.span(2)]
-    taken = [(m.start(), m.end()) for m in doc_numbers.RANGE.finditer(t)]
-    for m in doc_numbers.MEASURED.finditer(t):
-        if not any(a <= m.start(1) < b for a, b in taken):
-            found.append(m.span(1))
-    return found
+def numbers_at(text):
+    """(start, end) of the measured numbers of a stretch of prose, as test_docs finds them."""
+    return doc_numbers.measured_spans(doc_numbers.strip_code(text, blank=True))
 
 
 def pins(lines):
@@ -70,17 +51,17 @@ def pins(lines):
                 start = line.index(cell, pos)
                 pos = start + len(cell)
                 bare = doc_numbers.COMMENT.sub(lambda m: " " * len(m.group(0)), cell)
-                m = doc_numbers.CELL_NUMBER.match(blank_code(bare))
+                m = doc_numbers.CELL_NUMBER.match(doc_numbers.strip_code(bare, blank=True))
                 if m:
                     covered.append((i, start + m.start(1), start + m.end(1)))
             out.append((i, c, covered))
             continue
         pos = 0
         for c in doc_numbers.COMMENT.finditer(line):
-            pending += [(i, pos + a, pos + b) for a, b in prose_numbers(line[pos:c.start()])]
+            pending += [(i, pos + a, pos + b) for a, b in numbers_at(line[pos:c.start()])]
             out.append((i, c, pending))
             pending, pos = [], c.end()
-        pending += [(i, pos + a, pos + b) for a, b in prose_numbers(line[pos:])]
+        pending += [(i, pos + a, pos + b) for a, b in numbers_at(line[pos:])]
     return out
 
 
