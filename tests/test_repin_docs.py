@@ -3,7 +3,9 @@
 moves to a new run where lines were added above them and the numbers changed. Each number must
 come from its line's counterpart, rounded as the prose rounded the old one (decimals, significant
 digits, a change of unit, thousands commas), ranges and table cells too; a pin into a file the
-new run lacks keeps its path; a line with no counterpart is reported and makes the exit status 1.
+new run lacks keeps its path; a line with no counterpart is reported and makes the exit status 1;
+a number written without a unit is reported, not rewritten; a fenced line that quotes the old
+run becomes the new line.
 One line per case: PASS/FAIL name.
 """
 import os
@@ -36,20 +38,32 @@ PAGE = """# A page
 Decode takes 8.7 us<!--src:r/old/run.log:2--> at 1980 MHz<!--src:r/old/run.log:2-->, the graph
 12.8 us<!--src:r/old/run.log:3-->; the long run 13,600 us, or 13.6 ms<!--src:r/old/run.log:4-->.
 Between 8.31-8.38 us<!--src:r/old/run.log:5--> over rounds. The experiment lost: 107 us<!--src:r/old/exp.log:1-->.
+Against the graph's 12.8 the decode takes 8.7 us<!--src:r/old/run.log:2,3-->.
 
 | tokens | us |
 |---|---|
 | 8 | 76.9<!--src:r/old/grid.csv:3--> |
+
+```
+run: 8 tokens
+graph: 12.81 us per forward
+```
 """
 EXPECTED = """# A page
 
 Decode takes 8.3 us<!--src:r/new/run.log:3--> at 1965 MHz<!--src:r/new/run.log:3-->, the graph
 12.4 us<!--src:r/new/run.log:4-->; the long run 13,900 us, or 13.9 ms<!--src:r/new/run.log:5-->.
 Between 8.02-8.11 us<!--src:r/new/run.log:6--> over rounds. The experiment lost: 107 us<!--src:r/old/exp.log:1-->.
+Against the graph's 12.8 the decode takes 8.3 us<!--src:r/new/run.log:3,4-->.
 
 | tokens | us |
 |---|---|
 | 8 | 75.1<!--src:r/new/grid.csv:3--> |
+
+```
+run: 8 tokens
+graph: 12.40 us per forward
+```
 """
 
 
@@ -86,6 +100,10 @@ def main():
         check("every pin moves, every number is the new line's, rounded alike", text == EXPECTED,
               "\n" + text)
         check("exit status 0 when every pin moved", p.returncode == 0, p.stdout + p.stderr)
+        check("a number without a unit next to a pin is reported, not rewritten",
+              "12.8 (no unit: not rewritten) was 12.81 on the old line, 12.4 on the new" in p.stdout, p.stdout)
+        check("a fenced line quoting the old run is reported with its new line",
+              "page.md:14: fenced line now as r/new/run.log:4" in p.stdout, p.stdout)
     with tempfile.TemporaryDirectory() as root:
         tree(root, NEW_LOG.replace("graph: 12.40 us per forward\n", "graph rung: not run\n"))
         p = repin(root, "--write")

@@ -12,6 +12,9 @@ commands, a CSV of the same rows): difflib aligns the masked lines. A pin whose 
 lacks (an experiment's log) keeps its old path. Prints one line per changed number and per pin it
 could not move; with --write, rewrites the pages (default: every page in doc_numbers.PINNED).
 Paths, the pins' own among them, are from the repository's root (--root: another tree).
+A number written without a unit ('against eager's 52') is not the pin's to rewrite: where it
+equals a number of the pin's old lines and none of the new, it is reported. A line of a fenced block that is a
+line of an old file the new run changed becomes the new line.
 The prose around a changed number (a comparison, a "faster") is not read: read the changes.
 Exit status 0, or 1 when some pin could not be moved.
 """
@@ -26,6 +29,8 @@ sys.path.insert(0, os.path.join(HERE, "tests"))
 import doc_numbers  # noqa: E402
 
 MASK = re.compile(r"[0-9][0-9.:e+-]*")
+# a number in prose, thousands commas and decimals included; not a word's digits ('sm_90', 'v6')
+UNITLESS = re.compile(r"(?<![A-Za-z0-9_.#/-])([0-9](?:[0-9]|,(?=[0-9]{3}))*(?:\.[0-9]+)?)(?![0-9A-Za-z_])")
 
 
 def numbers_at(text):
@@ -33,16 +38,24 @@ def numbers_at(text):
     return doc_numbers.measured_spans(doc_numbers.strip_code(text, blank=True))
 
 
+def unitless_at(text):
+    """(start, end) of the numbers of a stretch of prose that numbers_at leaves out."""
+    prose = doc_numbers.strip_code(text, blank=True)
+    measured = {a for a, _ in doc_numbers.measured_spans(prose)}
+    return [m.span(1) for m in UNITLESS.finditer(prose) if m.start(1) not in measured]
+
+
 def pins(lines):
     """For each comment: (line index, comment match, [(line index, start, end)] of the numbers it
-    covers), as doc_numbers.spans reads a page."""
-    out, pending = [], []
+    covers, as doc_numbers.spans reads a page, [(line index, start, end)] of the numbers in its
+    prose that it does not cover: written without a unit, nothing checks them)."""
+    out, pending, loose = [], [], []
     for i, line in doc_numbers.outside_fences(lines, 0):
         if not line.strip():
-            pending = []
+            pending, loose = [], []
             continue
         if line.lstrip().startswith("|"):
-            pending = []
+            pending, loose = [], []
             c = doc_numbers.COMMENT.search(line)
             if not c:
                 continue
@@ -54,14 +67,16 @@ def pins(lines):
                 m = doc_numbers.CELL_NUMBER.match(doc_numbers.strip_code(bare, blank=True))
                 if m:
                     covered.append((i, start + m.start(1), start + m.end(1)))
-            out.append((i, c, covered))
+            out.append((i, c, covered, []))
             continue
         pos = 0
         for c in doc_numbers.COMMENT.finditer(line):
             pending += [(i, pos + a, pos + b) for a, b in numbers_at(line[pos:c.start()])]
-            out.append((i, c, pending))
-            pending, pos = [], c.end()
+            loose += [(i, pos + a, pos + b) for a, b in unitless_at(line[pos:c.start()])]
+            out.append((i, c, pending, loose))
+            pending, loose, pos = [], [], c.end()
         pending += [(i, pos + a, pos + b) for a, b in numbers_at(line[pos:])]
+        loose += [(i, pos + a, pos + b) for a, b in unitless_at(line[pos:])]
     return out
 
 
@@ -85,6 +100,9 @@ def render(prose, x, how):
     return text
 
 
+QUOTED_SKIP = (".json", ".npy", ".png", ".tar", ".xz", ".gz")
+
+
 class Files:
     """Old and new files, read once, and the old lines' counterparts."""
 
@@ -100,6 +118,26 @@ class Files:
 
     def moved(self, path):
         return self.new + path[len(self.old):] if path.startswith(self.old + "/") else None
+
+    def quoted(self):
+        """{old line: {(new line, where)}} for every text file of the new run whose old file
+        differs: what a fenced block that quotes the old file now reads."""
+        if not hasattr(self, "_quoted"):
+            self._quoted = {}
+            top = os.path.join(self.root, self.new)
+            for d, _, names in os.walk(top):
+                for name in sorted(names):
+                    new = os.path.relpath(os.path.join(d, name), self.root)
+                    old = self.old + new[len(self.new):]
+                    if name.endswith(QUOTED_SKIP) or os.path.getsize(os.path.join(self.root, new)) > 2 << 20:
+                        continue
+                    a, b = self.lines(old), self.lines(new)
+                    if a is None or a == b:
+                        continue
+                    for i, j in align(a, b).items():
+                        if a[i - 1].rstrip() != b[j - 1].rstrip() and a[i - 1].strip():
+                            self._quoted.setdefault(a[i - 1].rstrip(), set()).add((b[j - 1].rstrip(), f"{new}:{j}"))
+        return self._quoted
 
     def counterpart(self, path, n):
         """The new file's line for old line n (1-based), or None."""
@@ -144,7 +182,7 @@ def repin_page(page, files, report):
     full = os.path.join(files.root, page)
     lines = open(full, encoding="utf-8").read().split("\n")
     edits, failed = [], 0  # (line index, start, end, new text)
-    for i, c, covered in pins(lines):
+    for i, c, covered, loose in pins(lines):
         if c.group(1) != "src":
             continue
         pairs = doc_numbers.SOURCE.findall(c.group(2))
@@ -196,11 +234,35 @@ def repin_page(page, files, report):
         if not ok:
             failed += 1
             continue
+        for li, a, b in loose:  # a number with no unit: not checked, so reported, not rewritten
+            prose = lines[li][a:b]
+            if any(doc_numbers.rounding(prose, y) for y in new_tokens):
+                continue
+            for k, x in enumerate(old_tokens):
+                how = doc_numbers.rounding(prose, x)
+                if how:
+                    report.append(f"{page}:{li + 1}: {prose} (no unit: not rewritten) was {x:g} on the old line, "
+                                  f"{render(prose, new_tokens[k], how)} on the new: read the sentence")
+                    break
         for li, a, b, text in changes:
             if text != lines[li][a:b]:
                 report.append(f"{page}:{li + 1}: {lines[li][a:b]} -> {text}")
             edits.append((li, a, b, text))
         edits.append((i, c.start(2), c.end(2), ";".join(spec)))
+    prose = {li for li, _ in doc_numbers.outside_fences(lines, 0)}
+    for li, line in enumerate(lines):  # a fenced block quoting a file of the old run
+        if li in prose or line.lstrip().startswith(("```", "~~~")):
+            continue
+        now = files.quoted().get(line.rstrip())
+        if not now:
+            continue
+        texts = {text for text, _ in now}
+        if len(texts) > 1:
+            report.append(f"{page}:{li + 1}: fenced line quotes an old line that became {len(texts)} different ones")
+            continue
+        text, where = min(now)
+        report.append(f"{page}:{li + 1}: fenced line now as {where}")
+        edits.append((li, 0, len(line), text))
     for li, a, b, text in sorted(edits, key=lambda e: (e[0], -e[1])):
         lines[li] = lines[li][:a] + text + lines[li][b:]
     return "\n".join(lines), failed
