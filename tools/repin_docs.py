@@ -13,8 +13,8 @@ lacks (an experiment's log) keeps its old path. Prints one line per changed numb
 could not move; with --write, rewrites the pages (default: every page in doc_numbers.PINNED).
 Paths, the pins' own among them, are from the repository's root (--root: another tree).
 A number written without a unit ('against eager's 52') is not the pin's to rewrite: where it
-equals a number of the pin's old lines and none of the new, it is reported. A line of a fenced block that is a
-line of an old file the new run changed becomes the new line.
+equals a number of the pin's old lines and none of the new, it is reported. A line of a fenced
+block that is a line of an old file the new run changed becomes the new line.
 The prose around a changed number (a comparison, a "faster") is not read: read the changes.
 Exit status 0, or 1 when some pin could not be moved.
 """
@@ -108,6 +108,7 @@ class Files:
 
     def __init__(self, root, old, new):
         self.root, self.old, self.new, self.text, self.maps = root, old.rstrip("/"), new.rstrip("/"), {}, {}
+        self._quoted = None
 
     def lines(self, path):
         if path not in self.text:
@@ -122,7 +123,7 @@ class Files:
     def quoted(self):
         """{old line: {(new line, where)}} for every text file of the new run whose old file
         differs: what a fenced block that quotes the old file now reads."""
-        if not hasattr(self, "_quoted"):
+        if self._quoted is None:
             self._quoted = {}
             top = os.path.join(self.root, self.new)
             for d, _, names in os.walk(top):
@@ -134,7 +135,9 @@ class Files:
                     a, b = self.lines(old), self.lines(new)
                     if a is None or a == b:
                         continue
-                    for i, j in align(a, b).items():
+                    if old not in self.maps:
+                        self.maps[old] = align(a, b)
+                    for i, j in self.maps[old].items():
                         if a[i - 1].rstrip() != b[j - 1].rstrip() and a[i - 1].strip():
                             self._quoted.setdefault(a[i - 1].rstrip(), set()).add((b[j - 1].rstrip(), f"{new}:{j}"))
         return self._quoted
