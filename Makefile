@@ -39,8 +39,8 @@ LDFLAGS += -fsanitize=address,undefined
 endif
 
 BUILD := build
-COMMON_C := $(wildcard common/*.c)
-COMMON_CU := $(wildcard common/*.cu)
+COMMON_C := $(wildcard common/*.c common/profiler/*.c)
+COMMON_CU := $(wildcard common/*.cu common/profiler/*.cu)
 COMMON_OBJ := $(COMMON_C:%.c=$(BUILD)/%.o) $(COMMON_CU:%.cu=$(BUILD)/%.cu.o)
 
 .PHONY: all test test-full test-cpu sanitize clean ceilings fuzz $(STAGES)
@@ -73,11 +73,11 @@ bin/$(1): $(call stage_obj,$(1)) $(STAGE_DEPS_$(1)) $(COMMON_OBJ) | bin
 endef
 $(foreach s,$(BUILT_STAGES),$(eval $(call stage_rule,$(s))))
 
-$(BUILD)/%.o: %.c $(wildcard common/*.h) $(wildcard */*.h) | $(BUILD)
+$(BUILD)/%.o: %.c $(wildcard common/*.h common/profiler/*.h) $(wildcard */*.h) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/%.cu.o: %.cu $(wildcard common/*.h) $(wildcard */*.h) $(wildcard */*.cuh) | $(BUILD)
+$(BUILD)/%.cu.o: %.cu $(wildcard common/*.h common/profiler/*.h) $(wildcard */*.h) $(wildcard */*.cuh) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
 

@@ -14,7 +14,7 @@
 
 #include "check.h"
 #include "out.h"
-#include "trace.h"
+#include "profiler/trace.h"
 
 extern char **environ;
 void launch_step_gate(const volatile int *release, int *timed_out, cudaStream_t stream);

@@ -15,7 +15,7 @@
 #include "report.h"
 #include "stage_parts.h"
 #include "stats.h"
-#include "trace.h"
+#include "profiler/trace.h"
 
 /* ---- a variant's facts ------------------------------------------------------------------ */
 

@@ -19,8 +19,8 @@
 #include "harness.h"
 #include "trace_rows.h"
 #include "prof.h"
-#include "trace.h"
-#include "trace_model.h"
+#include "profiler/trace.h"
+#include "profiler/trace_model.h"
 
 #include <dirent.h>
 #include <limits.h>

@@ -25,7 +25,7 @@
  */
 #include "harness.h"
 #include "trace_rows.h"
-#include "trace_model.h"
+#include "profiler/trace_model.h"
 
 #include <stdint.h>
 #include <stdlib.h>

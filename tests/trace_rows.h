@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "trace_model.h"
+#include "profiler/trace_model.h"
 
 /* The row named `name`, or NULL when the table has none. */
 static inline const trace_table_row *row_named(const trace_model *m, const char *name)
