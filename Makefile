@@ -54,9 +54,12 @@ all: $(BUILT_STAGES) bin/ceilings bin/decode_timeline
 stage_obj = $(patsubst %.c,$(BUILD)/%.o,$(wildcard $(1)/*.c)) $(patsubst %.cu,$(BUILD)/%.cu.o,$(wildcard $(1)/*.cu))
 # A stage's code without its main, for stages, tests and bench programs that build on it.
 stage_lib = $(filter-out $(BUILD)/$(1)/main.o,$(call stage_obj,$(1)))
-# 04_fused_mlp climbs from 03_simple_mlp's eager forward (03_simple_mlp/eager.c): it links that
-# code, not a copy.
-STAGE_DEPS_04_fused_mlp := $(call stage_lib,03_simple_mlp)
+# 04_fused_mlp climbs from 03_simple_mlp's eager forward, which is in 03's main.c: it links that
+# object with its main() made local (objcopy), so both stages run the same code, not a copy.
+OBJCOPY ?= objcopy
+$(BUILD)/03_simple_mlp/main_lib.o: $(BUILD)/03_simple_mlp/main.o
+	$(OBJCOPY) --localize-symbol=main $< $@
+STAGE_DEPS_04_fused_mlp := $(call stage_lib,03_simple_mlp) $(BUILD)/03_simple_mlp/main_lib.o
 
 # 04's GEMM with the GeGLU epilogue also carries Hopper's wgmma path (sm_90a machine code);
 # it dispatches at run time, so the same binary still runs on sm_80.

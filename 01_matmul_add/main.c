@@ -14,15 +14,23 @@
  * cuBLASLt plan made on first use. With --variant all the comparison ends with the GEMM alone,
  * through that plan and through cublasGemmEx (which plans inside every call): the floor of every
  * variant, and the CPU cost of a library call that plans on every call.
- * Buffers, the check and --dump: model.c. The run, the report and the trace: common/stage.c.
+ *
+ * Read it from main() at the bottom: the flags, then for each variant one run (set up, time,
+ * report, check, trace), then the comparison. Buffers and the check: model.c; the timing and
+ * report helpers: common/run.h and common/compare.h; our add kernel: kernels.cu.
  */
+#include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
+#include "compare.h"
 #include "model.h"
-#include "prof.h"
-#include "stage.h"
+#include "program.h"
+#include "report.h"
+#include "run.h"
 
 /* our kernel, in kernels.cu */
 void launch_add(dtype_t t, const void *a, const void *b, void *out, size_t n, cudaStream_t stream);
@@ -104,23 +112,24 @@ static void gemm_alone_gemmex(void *model)
     blas_gemm(m->blas, m->dtype, 1, m->n, m->n, m->n, 1.0f, m->x, m->w, 0.0f, m->tmp, m->batch);
 }
 
-/* ---- the variants ---------------------------------------------------------------------- */
+/* ---- the variants, in the order the chapter tells them --------------------------------- */
 
-static const stage_variant variants[] = {
-    {"eager", "GEMM into a temporary + our add kernel (2 kernels)",
-     "cublasLtMatmul -> 1 GEMM kernel into a temporary; launch_add -> 1 add kernel", 2, forward_eager},
-    {"addmm", "copy b into y + GEMM with beta = 1 (memcpy + 1 kernel)",
-     "cudaMemcpyAsync b -> y (device to device); cublasLtMatmul (beta = 1, C = D = y) -> 1 GEMM kernel", 2,
-     forward_addmm},
-    {"fused", "one cuBLASLt matmul, D = x @ w + b into a separate y (1 kernel)",
-     "cublasLtMatmul (C = b, D = y) -> 1 GEMM kernel with the add in its epilogue", 1, forward_fused},
+enum { EAGER, ADDMM, FUSED, N_VARIANTS };
+static const char *const names[N_VARIANTS + 1] = {"eager", "addmm", "fused", NULL};
+static const char *const helps[N_VARIANTS] = {
+    "GEMM into a temporary + our add kernel (2 kernels)",
+    "copy b into y + GEMM with beta = 1 (memcpy + 1 kernel)",
+    "one cuBLASLt matmul, D = x @ w + b into a separate y (1 kernel)",
 };
-static const stage_reference references[] = {
-    {"gemm alone (Lt plan)", "x @ w through the cached plan", gemm_alone_lt},
-    {"gemm alone (GemmEx)", "x @ w through cublasGemmEx, which plans on every call", gemm_alone_gemmex},
+static const char *const launches[N_VARIANTS] = {
+    "cublasLtMatmul -> 1 GEMM kernel into a temporary; launch_add -> 1 add kernel",
+    "cudaMemcpyAsync b -> y (device to device); cublasLtMatmul (beta = 1, C = D = y) -> 1 GEMM kernel",
+    "cublasLtMatmul (C = b, D = y) -> 1 GEMM kernel with the add in its epilogue",
 };
+static const run_forward forwards[N_VARIANTS] = {forward_eager, forward_addmm, forward_fused};
+static const int kernels[N_VARIANTS] = {2, 2, 1};
 
-/* ---- main: the shape, and the variants handed to the driver ----------------------------- */
+/* ---- the flags ----------------------------------------------------------------------------- */
 
 typedef struct {
     long long size, batch;
@@ -131,26 +140,112 @@ static const stage_opt opts[] = {
     {"batched", offsetof(matmul_add_flags, batch), 1, 4096,
      "independent matmul + adds per step (strided batched, the bmm detour)"},
 };
+static const stage_spec spec = {"01_matmul_add", "y = x @ w + b with x, w, b all size x size (part 1 of the articles)",
+                                names, helps, opts, 2};
 
-static int validate(const void *flags, const common_args *a, char *why, size_t len)
-{
-    const matmul_add_flags *f = flags;
-    return matmul_add_validate((size_t)f->size, (size_t)f->batch, a->dtype, why, len);
-}
-static size_t size_of(const void *flags) { return (size_t)((const matmul_add_flags *)flags)->size; }
-static void *setup(const common_args *a, void *flags, size_t size)
-{
-    return matmul_add_setup(a->dtype, size, (int)((const matmul_add_flags *)flags)->batch, a->seed);
-}
-static const stage_def stage_01 = {
-    .name = "01_matmul_add", .summary = "y = x @ w + b with x, w, b all size x size (part 1 of the articles)",
-    .variants = variants, .n_variants = 3,
-    .flags = {opts, 2, sizeof(matmul_add_flags), &defaults},
-    .model = {.validate = validate, .size = size_of, .setup = setup, .teardown = matmul_add_free,
-              .check = matmul_add_check, .tolerance = dtype_tolerance, .flops = matmul_add_flops,
-              .stream = matmul_add_stream, .tag = matmul_add_tag, .arrays = matmul_add_arrays},
-    .references = references, .n_references = 2,
-    .sweep = {"size", 64, 8192, "crossover.gp", NULL, matmul_add_sweep_names},
-};
+/* ---- one variant: set up, time, report, check, trace ---------------------------------------- */
 
-int main(int argc, char **argv) { return stage_main(argc, argv, &stage_01); }
+static run_result run_variant(int v, const common_args *a, const gpu_info *g, matmul_add_flags *f, char *argv0)
+{
+    run_result r = {0};
+    matmul_add *m = matmul_add_setup(a->dtype, (size_t)f->size, (int)f->batch, a->seed);
+    char tag[200];
+    matmul_add_tag(m, a, tag, sizeof tag);
+    snprintf(tag + strlen(tag), sizeof tag - strlen(tag), "_%s", names[v]);
+
+    prof_run steps; /* the schedule: --wait, --warmup-steps, --active steps around one forward each */
+    if (run_steps(&steps, a, g, tag, forwards[v], m, m->stream, NULL)) { /* the trace pass records only */
+        matmul_add_free(m);
+        return r;
+    }
+    printf("\n== %s: %s\n", tag, helps[v]);
+    printf("launches per forward: %s\n", launches[v]);
+    run_time(&r, &steps, forwards[v], m, m->stream, 0, 0);
+    report_verdict(r.cpu_us, r.step_us);
+    report_throughput(g, a->dtype, matmul_add_flops(m), r.step_us);
+    if (a->check) {
+        r.err = matmul_add_check(m, forwards[v]);
+        report_check(r.err, dtype_tolerance(a->dtype));
+    }
+    dump_array arrays[4];
+    run_finish(&steps, a, tag, forwards[v], m, m->stream, &r, arrays, matmul_add_arrays(m, arrays), names[v]);
+    matmul_add_free(m);
+    run_trace_pass(a, &spec, f, 3 /* --size, --batched */, names[v], argv0);
+    return r;
+}
+
+/* ---- several variants: one table, measured in alternating rounds, then the GEMM alone --------- */
+
+static void compare(const common_args *a, const gpu_info *g, const matmul_add_flags *f, const run_result *r)
+{
+    matmul_add *m = matmul_add_setup(a->dtype, (size_t)f->size, (int)f->batch, a->seed);
+    compare_row rows[N_VARIANTS + 2];
+    for (int v = 0; v < N_VARIANTS; v++)
+        rows[v] = (compare_row){names[v], forwards[v], r[v].ran ? NULL : "did not run", kernels[v], NAN, r[v].step_us,
+                                r[v].err};
+    rows[N_VARIANTS] = (compare_row){"gemm alone (Lt plan)", gemm_alone_lt, NULL, -1, NAN, NAN, NAN};
+    rows[N_VARIANTS + 1] = (compare_row){"gemm alone (GemmEx)", gemm_alone_gemmex, NULL, -1, NAN, NAN, NAN};
+    char stem[200];
+    matmul_add_tag(m, a, stem, sizeof stem);
+    const compare_spec c = {spec.stage, "comparison", stem, matmul_add_flops(m), 0};
+    compare_rounds(rows, N_VARIANTS + 2, m, m->stream, &c, a, g);
+    matmul_add_free(m);
+}
+
+/* ---- --sweep: sizes 64..8192, each variant on its own: where the crossover lies --------------- */
+
+static int sweep(int first, int last, const common_args *a, const gpu_info *g, const matmul_add_flags *f)
+{
+    int failed = 0;
+    for (int v = first; v <= last; v++) {
+        char stem[200], title[200];
+        snprintf(stem, sizeof stem, "sweep_%s_%s", dtype_name(a->dtype), names[v]);
+        snprintf(title, sizeof title, "matmul + add, %s, %s", names[v], dtype_name(a->dtype));
+        sweep_table s;
+        if (sweep_open(&s, a, g, stem, title, "size", dtype_tolerance(a->dtype)) != 0) return 1;
+        for (size_t size = 64; size <= 8192; size *= 2) {
+            matmul_add *m = matmul_add_setup(a->dtype, size, (int)f->batch, a->seed);
+            const sweep_point p = sweep_measure(a, forwards[v], m, m->stream);
+            sweep_row(&s, size, &p, matmul_add_flops(m), a->check ? matmul_add_check(m, forwards[v]) : 0.0);
+            matmul_add_free(m);
+        }
+        failed |= sweep_close(&s, a->plot, "crossover.gp");
+    }
+    return failed;
+}
+
+/* ---- main: the program, in the order it runs -------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+    /* The flags: the shared ones (common/cli.h) and the shape. Every check that needs no GPU comes
+     * first, --help's too: a bad line is refused before anything is made. */
+    matmul_add_flags f = defaults;
+    common_args a;
+    const int help = run_parse(argc, argv, &spec, &a, &f);
+    char why[512];
+    if (run_check_outputs(&a) != 0) return EXIT_BAD_INPUT;
+    if (matmul_add_validate((size_t)f.size, (size_t)f.batch, a.dtype, why, sizeof why) != 0) {
+        program_error("%s", why);
+        return EXIT_BAD_INPUT;
+    }
+    if (a.sweep && run_check_sweep(&a, &spec, "size") != 0) return EXIT_BAD_INPUT;
+    if (help) return run_help(&spec, &defaults);
+
+    gpu_info g;
+    run_open(&a, &g, spec.stage);
+    int first, last;
+    run_chosen(&a, &spec, &first, &last);
+    if (a.sweep) return sweep(first, last, &a, &g, &f) ? EXIT_BAD_INPUT : 0;
+
+    run_result r[N_VARIANTS] = {{0}};
+    int failed = 0;
+    for (int v = first; v <= last; v++) {
+        r[v] = run_variant(v, &a, &g, &f, argv[0]);
+        failed |= a.check && r[v].ran && !(r[v].err <= dtype_tolerance(a.dtype));
+    }
+    if (prof_is_trace_pass()) return 0;
+    if (last > first) compare(&a, &g, &f, r);
+    printf("\noutputs: %s/\n", a.out_dir);
+    return failed ? EXIT_BAD_INPUT : 0;
+}

@@ -51,9 +51,8 @@ matmul_add *matmul_add_setup(dtype_t t, size_t n, int batch, uint64_t seed)
     return m;
 }
 
-void matmul_add_free(void *model)
+void matmul_add_free(matmul_add *m)
 {
-    matmul_add *m = model;
     CUDA_CHECK(cudaStreamSynchronize(m->stream));
     void *bufs[] = {m->x, m->w, m->b, m->y, m->tmp};
     for (int i = 0; i < 5; i++) CUDA_CHECK(cudaFree(bufs[i]));
@@ -69,9 +68,8 @@ void matmul_add_free(void *model)
     free(m);
 }
 
-double matmul_add_check(void *model, void (*forward)(void *model))
+double matmul_add_check(matmul_add *m, run_forward forward)
 {
-    matmul_add *m = model;
     size_t n = m->n, es = dtype_size(m->dtype), bytes = matmul_add_elems(m) * es;
     CUDA_CHECK(cudaMemsetAsync(m->y, 0xFF, bytes, m->stream)); /* all-ones bits: NaN in every dtype */
     CUDA_CHECK(cudaMemsetAsync(m->tmp, 0xFF, bytes, m->stream));
@@ -107,14 +105,13 @@ double matmul_add_check(void *model, void (*forward)(void *model))
     return err;
 }
 
-int matmul_add_arrays(const void *model, stage_array *out, int max)
+int matmul_add_arrays(const matmul_add *m, dump_array *out)
 {
-    const matmul_add *m = model;
     const char *names[] = {"x", "w", "b", "y"};
     const void *dev[] = {m->x, m->w, m->b, m->y};
     int batched = m->batch > 1;
-    for (int i = 0; i < 4 && i < max; i++) {
-        out[i] = (stage_array){.dev = dev[i], .ndim = batched ? 3 : 2};
+    for (int i = 0; i < 4; i++) {
+        out[i] = (dump_array){.dev = dev[i], .ndim = batched ? 3 : 2};
         snprintf(out[i].name, sizeof out[i].name, "%s", names[i]);
         if (batched) {
             out[i].shape[0] = (size_t)m->batch;
@@ -126,23 +123,14 @@ int matmul_add_arrays(const void *model, stage_array *out, int max)
     return 4;
 }
 
-double matmul_add_flops(const void *model)
+double matmul_add_flops(const matmul_add *m)
 {
-    const matmul_add *m = model;
     return 2.0 * (double)m->n * (double)m->n * (double)m->n * m->batch;
 }
-cudaStream_t matmul_add_stream(const void *m) { return ((const matmul_add *)m)->stream; }
-void matmul_add_tag(const void *model, const common_args *a, char *buf, size_t len)
+
+void matmul_add_tag(const matmul_add *m, const common_args *a, char *buf, size_t len)
 {
-    const matmul_add *m = model;
     char b[32] = "";
     if (m->batch > 1) snprintf(b, sizeof b, "b%d_", m->batch);
     snprintf(buf, len, "%s%zu_%s_%s", b, m->n, dtype_name(m->dtype), a->sched.warmup > 0 ? "warm" : "cold");
-}
-void matmul_add_sweep_names(const void *flags, const common_args *a, const char *variant, char *stem, char *title,
-                            size_t len)
-{
-    (void)flags;
-    snprintf(stem, len, "sweep_%s_%s", dtype_name(a->dtype), variant);
-    snprintf(title, len, "matmul + add, %s, %s", variant, dtype_name(a->dtype));
 }

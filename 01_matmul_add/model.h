@@ -11,8 +11,8 @@
 #include <stdint.h>
 
 #include "blas.h"
-#include "stage.h"
 #include "dtype.h"
+#include "run.h"
 
 typedef struct {
     dtype_t dtype;
@@ -34,16 +34,14 @@ static inline size_t matmul_add_elems(const matmul_add *m) { return (size_t)m->b
  * GPU holds; else 0. No GPU needed. */
 int matmul_add_validate(size_t n, size_t batch, dtype_t t, char *why, size_t len);
 matmul_add *matmul_add_setup(dtype_t t, size_t n, int batch, uint64_t seed);
-void matmul_add_free(void *model);
-/* Poisons y and the temporary with NaN, runs forward once, compares y with the CPU reference in
- * double: every element up to 1024 x 1024, else 16 rows of the first and the last problem. */
-double matmul_add_check(void *model, void (*forward)(void *model));
-int matmul_add_arrays(const void *model, stage_array *out, int max);
-/* What the driver needs besides: FLOPs per forward, the stream, file names. */
-double matmul_add_flops(const void *model);
-cudaStream_t matmul_add_stream(const void *model);
-void matmul_add_tag(const void *model, const common_args *a, char *buf, size_t len);
-void matmul_add_sweep_names(const void *flags, const common_args *a, const char *variant, char *stem, char *title,
-                            size_t len);
+void matmul_add_free(matmul_add *m);
+/* Poisons y and the temporary with NaN, runs forward(m) once, compares y with the CPU reference
+ * in double: every element up to 1024 x 1024, else 16 rows of the first and the last problem. */
+double matmul_add_check(matmul_add *m, run_forward forward);
+/* x, w, b and y for --dump: fills out[0..3], returns 4. */
+int matmul_add_arrays(const matmul_add *m, dump_array *out);
+double matmul_add_flops(const matmul_add *m);
+/* The files' names: "64_bf16_cold" (b8_64_bf16_cold with --batched 8; warm after --warmup). */
+void matmul_add_tag(const matmul_add *m, const common_args *a, char *buf, size_t len);
 
 #endif

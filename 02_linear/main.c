@@ -15,17 +15,25 @@
  * is read off the view's strides. The comparison ends with the bare GEMM x W^T (no bias) through
  * a cuBLASLt plan and through cublasGemmEx; the trace pass lists the kernels by name (cuBLAS's
  * kernel name changes with the layout flag).
- * Buffers, the check, --dump and the report's extras: model.c. The run, the report and the
- * trace: common/stage.c.
+ *
+ * Read it from main() at the bottom: the flags, then for each variant one run (set up, time,
+ * report, check, trace), then the comparison. Buffers, the check and the report's extras:
+ * model.c; the timing and report helpers: common/run.h and common/compare.h; our kernels:
+ * kernels.cu.
  */
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
+#include "compare.h"
 #include "model.h"
 #include "prof.h"
 #include "program.h"
+#include "report.h"
+#include "run.h"
 
 /* ---- W^T is a view: the layout comes from its strides ---------------------------------- */
 
@@ -181,26 +189,24 @@ static void gemm_alone_lt(void *model)
 
 /* ---- the variants (in the order of model.h's enum) ----------------------------------------- */
 
-static const stage_variant variants[] = {
-    {"epilogue", "one cuBLASLt matmul with the bias in its epilogue (1 kernel): eager nn.Linear",
-     "cuBLASLt plan (cublasLtMatmul, op T on W, epilogue BIAS) -> 1 GEMM kernel that adds b as it writes y",
-     1, forward_epilogue, .traffic = linear_traffic_epilogue},
-    {"view", "GEMM reading W^T as a view (op T) + our bias_add kernel (2 kernels)",
-     "cublasGemmEx (op T on W: the view) -> 1 GEMM kernel; launch_bias_add -> 1 bias_add kernel", 2,
-     forward_view, .traffic = linear_traffic_view},
-    {"addmm", "our bias_broadcast into y + GEMM with beta = 1 (2 kernels): addmm",
-     "launch_bias_broadcast b -> every row of y (1 kernel); cublasGemmEx (beta = 1) -> 1 GEMM kernel", 2,
-     forward_addmm, .traffic = linear_traffic_addmm},
-    {"transpose_copy", "our transpose kernel copies W^T + GEMM (op N) + bias_add (3 kernels)",
-     "launch_transpose W -> W^T (1 kernel); cublasGemmEx (op N on the copy) -> 1 GEMM kernel; "
-     "launch_bias_add -> 1 bias_add kernel", 3, forward_transpose_copy, .traffic = linear_traffic_transpose_copy},
+enum { N_VARIANTS = 4 };
+static const char *const names[N_VARIANTS + 1] = {"epilogue", "view", "addmm", "transpose_copy", NULL};
+static const char *const helps[N_VARIANTS] = {
+    "one cuBLASLt matmul with the bias in its epilogue (1 kernel): eager nn.Linear",
+    "GEMM reading W^T as a view (op T) + our bias_add kernel (2 kernels)",
+    "our bias_broadcast into y + GEMM with beta = 1 (2 kernels): addmm",
+    "our transpose kernel copies W^T + GEMM (op N) + bias_add (3 kernels)",
 };
-static const stage_reference references[] = {
-    {"gemm alone (Lt plan)", "x W^T through a cuBLASLt plan, no epilogue", gemm_alone_lt},
-    {"gemm alone (GemmEx)", "x W^T through cublasGemmEx, which plans on every call", gemm_alone_gemmex},
+static const char *const launches[N_VARIANTS] = {
+    "cuBLASLt plan (cublasLtMatmul, op T on W, epilogue BIAS) -> 1 GEMM kernel that adds b as it writes y",
+    "cublasGemmEx (op T on W: the view) -> 1 GEMM kernel; launch_bias_add -> 1 bias_add kernel",
+    "launch_bias_broadcast b -> every row of y (1 kernel); cublasGemmEx (beta = 1) -> 1 GEMM kernel",
+    "launch_transpose W -> W^T (1 kernel); cublasGemmEx (op N on the copy) -> 1 GEMM kernel; "
+    "launch_bias_add -> 1 bias_add kernel",
 };
+static const run_forward forwards[N_VARIANTS] = {forward_epilogue, forward_view, forward_addmm, forward_transpose_copy};
 
-/* ---- main: the shape, and the variants handed to the driver --------------------------------- */
+/* ---- the flags ----------------------------------------------------------------------------- */
 
 typedef struct {
     long long batch, in_dim, out_dim, explain;
@@ -213,16 +219,15 @@ static const stage_opt opts[] = {
     {"explain-views", offsetof(linear_flags, explain), 0, 1, "print the 3x2 example (a transpose moves nothing) and "
      "W^T's cuBLAS layout, then exit (no GPU)", FLAG_SWITCH},
 };
+static const stage_spec spec = {"02_linear", "y = x W^T + b with W stored [out_dim, in_dim] (nn.Linear, part 2 of the "
+                                "articles)", names, helps, opts, 4};
 
 /* --explain-views prints the example and exits, on the CPU: a flag of a run given with it would
  * do nothing, so it is refused by name. */
-static int explain_views(const void *flags, const common_args *a)
+static int explain_views(const linear_flags *f, const common_args *a)
 {
-    const linear_flags *f = flags;
-    if (!f->explain) return -1;
     const char *ignored = cli_given_name(a, ~0u);
-    for (size_t i = 0; !ignored && i < sizeof opts / sizeof opts[0]; i++) /* --batch: the views have no rows of x */
-        if ((a->given_own >> i & 1) && opts[i].offset == offsetof(linear_flags, batch)) ignored = opts[i].name;
+    if (!ignored && (a->given_own & 1)) ignored = opts[0].name; /* --batch: the views have no rows of x */
     if (ignored) {
         program_error("--explain-views does not take --%s (it prints the 3x2 example and W^T's layout, then exits: "
                       "no run, no files)", ignored);
@@ -231,35 +236,127 @@ static int explain_views(const void *flags, const common_args *a)
     linear_explain_views((size_t)f->in_dim, (size_t)f->out_dim);
     return 0;
 }
-static int validate(const void *flags, const common_args *a, char *why, size_t len)
-{
-    const linear_flags *f = flags;
-    return linear_validate(a->dtype, (size_t)f->batch, (size_t)f->in_dim, (size_t)f->out_dim, why, len);
-}
-static size_t size_of(const void *flags) { return (size_t)((const linear_flags *)flags)->batch; }
-static void *setup(const common_args *a, void *flags, size_t size)
-{
-    const linear_flags *f = flags;
-    return linear_setup(a->dtype, size, (size_t)f->in_dim, (size_t)f->out_dim, a->seed);
-}
-static void sweep_names(const void *flags, const common_args *a, const char *variant, char *stem, char *title,
-                        size_t len)
-{
-    const linear_flags *f = flags;
-    snprintf(stem, len, "sweep_%lldx%lld_%s_%s", f->in_dim, f->out_dim, dtype_name(a->dtype), variant);
-    snprintf(title, len, "Linear %lld -> %lld, %s, %s", f->in_dim, f->out_dim, variant, dtype_name(a->dtype));
-}
-static const stage_def stage_02 = {
-    .name = "02_linear", .summary = "y = x W^T + b with W stored [out_dim, in_dim] (nn.Linear, part 2 of the articles)",
-    .variants = variants, .n_variants = 4,
-    .flags = {opts, 4, sizeof(linear_flags), &defaults},
-    .model = {.validate = validate, .size = size_of, .setup = setup, .teardown = linear_free, .check = linear_check,
-              .tolerance = dtype_tolerance, .flops = linear_flops, .min_bytes = linear_min_bytes,
-              .stream = linear_stream, .tag = linear_tag, .arrays = linear_arrays, .describe = linear_describe,
-              .report = linear_report},
-    .references = references, .n_references = 2, .graph = 1, .kernel_table = 1,
-    .sweep = {"batch", 1, 65536, "batch_crossover.gp", NULL, sweep_names},
-    .no_gpu_action = explain_views,
-};
 
-int main(int argc, char **argv) { return stage_main(argc, argv, &stage_02); }
+/* ---- one variant: set up, time, report, check, trace ---------------------------------------- */
+
+static run_result run_variant(int v, const common_args *a, const gpu_info *g, linear_flags *f, char *argv0)
+{
+    run_result r = {0};
+    linear_layer *m = linear_setup(a->dtype, (size_t)f->batch, (size_t)f->in_dim, (size_t)f->out_dim, a->seed);
+    char tag[200];
+    linear_tag(m, a, tag, sizeof tag);
+    snprintf(tag + strlen(tag), sizeof tag - strlen(tag), "_%s", names[v]);
+
+    prof_run steps; /* the schedule: --wait, --warmup-steps, --active steps around one forward each */
+    const run_kernel_table table = {NULL, 0, a->dtype};
+    if (run_steps(&steps, a, g, tag, forwards[v], m, m->stream, &table)) { /* the trace pass records only */
+        linear_free(m);
+        return r;
+    }
+    run_traffic traffic[RUN_MAX_TRAFFIC];
+    const int kernels = linear_traffic(m, v, traffic); /* after the first forward: the epilogue's plan is made */
+    printf("\n== %s: %s\n", tag, helps[v]);
+    linear_describe(m);
+    printf("launches per forward: %s\n", launches[v]);
+    run_report_traffic(traffic, kernels, linear_min_bytes(m));
+    run_time(&r, &steps, forwards[v], m, m->stream, 1, kernels);
+    report_verdict(r.cpu_us, r.step_us);
+    report_throughput(g, a->dtype, linear_flops(m), r.step_us);
+    run_report_floor(run_floor_us(g, a->dtype, linear_flops(m), linear_min_bytes(m)), linear_flops(m),
+                     linear_min_bytes(m), &r);
+    linear_report(m, v, &r, g, a);
+    if (a->check) {
+        r.err = linear_check(m, forwards[v]);
+        report_check(r.err, dtype_tolerance(a->dtype));
+    }
+    dump_array arrays[4];
+    run_finish(&steps, a, tag, forwards[v], m, m->stream, &r, arrays, linear_arrays(m, arrays), names[v]);
+    linear_free(m);
+    run_trace_pass(a, &spec, f, 0xF /* every flag of the stage */, names[v], argv0);
+    return r;
+}
+
+/* ---- several variants: one table, measured in alternating rounds, then the GEMM alone --------- */
+
+static void compare(const common_args *a, const gpu_info *g, const linear_flags *f, const run_result *r)
+{
+    linear_layer *m = linear_setup(a->dtype, (size_t)f->batch, (size_t)f->in_dim, (size_t)f->out_dim, a->seed);
+    compare_row rows[N_VARIANTS + 2];
+    for (int v = 0; v < N_VARIANTS; v++) {
+        run_traffic traffic[RUN_MAX_TRAFFIC];
+        double bytes = 0;
+        forwards[v](m); /* the epilogue variant learns on its first forward whether cuBLASLt runs it */
+        const int kernels = linear_traffic(m, v, traffic);
+        for (int k = 0; k < kernels; k++) bytes += traffic[k].bytes;
+        rows[v] = (compare_row){names[v], forwards[v], r[v].ran ? NULL : "did not run", kernels, bytes, r[v].step_us,
+                                r[v].err};
+    }
+    rows[N_VARIANTS] = (compare_row){"gemm alone (Lt plan)", gemm_alone_lt, NULL, -1, NAN, NAN, NAN};
+    rows[N_VARIANTS + 1] = (compare_row){"gemm alone (GemmEx)", gemm_alone_gemmex, NULL, -1, NAN, NAN, NAN};
+    char stem[200];
+    linear_tag(m, a, stem, sizeof stem);
+    const compare_spec c = {spec.stage, "comparison", stem, linear_flops(m),
+                            run_floor_us(g, a->dtype, linear_flops(m), linear_min_bytes(m))};
+    compare_rounds(rows, N_VARIANTS + 2, m, m->stream, &c, a, g);
+    linear_free(m);
+}
+
+/* ---- --sweep: batch 1..65536, each variant on its own: where the crossover lies --------------- */
+
+static int sweep(int first, int last, const common_args *a, const gpu_info *g, const linear_flags *f)
+{
+    int failed = 0;
+    for (int v = first; v <= last; v++) {
+        char stem[200], title[200];
+        snprintf(stem, sizeof stem, "sweep_%lldx%lld_%s_%s", f->in_dim, f->out_dim, dtype_name(a->dtype), names[v]);
+        snprintf(title, sizeof title, "Linear %lld -> %lld, %s, %s", f->in_dim, f->out_dim, names[v],
+                 dtype_name(a->dtype));
+        sweep_table s;
+        if (sweep_open(&s, a, g, stem, title, "batch", dtype_tolerance(a->dtype)) != 0) return 1;
+        for (size_t batch = 1; batch <= 65536; batch *= 2) {
+            linear_layer *m = linear_setup(a->dtype, batch, (size_t)f->in_dim, (size_t)f->out_dim, a->seed);
+            const sweep_point p = sweep_measure(a, forwards[v], m, m->stream);
+            sweep_row(&s, batch, &p, linear_flops(m), a->check ? linear_check(m, forwards[v]) : 0.0);
+            linear_free(m);
+        }
+        failed |= sweep_close(&s, a->plot, "batch_crossover.gp");
+    }
+    return failed;
+}
+
+/* ---- main: the program, in the order it runs -------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+    /* The flags: the shared ones (common/cli.h) and the shape. Every check that needs no GPU comes
+     * first, --help's too: a bad line is refused before anything is made. */
+    linear_flags f = defaults;
+    common_args a;
+    const int help = run_parse(argc, argv, &spec, &a, &f);
+    if (f.explain && !help) return explain_views(&f, &a); /* on the CPU, then exit */
+    char why[512];
+    if (run_check_outputs(&a) != 0) return EXIT_BAD_INPUT;
+    if (linear_validate(a.dtype, (size_t)f.batch, (size_t)f.in_dim, (size_t)f.out_dim, why, sizeof why) != 0) {
+        program_error("%s", why);
+        return EXIT_BAD_INPUT;
+    }
+    if (a.sweep && run_check_sweep(&a, &spec, "batch") != 0) return EXIT_BAD_INPUT;
+    if (help) return run_help(&spec, &defaults);
+
+    gpu_info g;
+    run_open(&a, &g, spec.stage);
+    int first, last;
+    run_chosen(&a, &spec, &first, &last);
+    if (a.sweep) return sweep(first, last, &a, &g, &f) ? EXIT_BAD_INPUT : 0;
+
+    run_result r[N_VARIANTS] = {{0}};
+    int failed = 0;
+    for (int v = first; v <= last; v++) {
+        r[v] = run_variant(v, &a, &g, &f, argv[0]);
+        failed |= a.check && r[v].ran && !(r[v].err <= dtype_tolerance(a.dtype));
+    }
+    if (prof_is_trace_pass()) return 0;
+    if (last > first) compare(&a, &g, &f, r);
+    printf("\noutputs: %s/\n", a.out_dir);
+    return failed ? EXIT_BAD_INPUT : 0;
+}

@@ -67,9 +67,8 @@ linear_layer *linear_setup(dtype_t t, size_t batch, size_t in_dim, size_t out_di
     return m;
 }
 
-void linear_free(void *model)
+void linear_free(linear_layer *m)
 {
-    linear_layer *m = model;
     CUDA_CHECK(cudaStreamSynchronize(m->stream));
     void *bufs[] = {m->x, m->w, m->wt, m->b, m->y};
     for (int i = 0; i < 5; i++) CUDA_CHECK(cudaFree(bufs[i]));
@@ -84,9 +83,8 @@ void linear_free(void *model)
     free(m);
 }
 
-double linear_check(void *model, void (*forward)(void *model))
+double linear_check(linear_layer *m, run_forward forward)
 {
-    linear_layer *m = model;
     size_t M = m->batch, N = m->out_dim, K = m->in_dim, es = dtype_size(m->dtype);
     CUDA_CHECK(cudaMemsetAsync(m->y, 0xFF, M * N * es, m->stream)); /* all-ones bits: NaN in every dtype */
     CUDA_CHECK(cudaMemsetAsync(m->wt, 0xFF, N * K * es, m->stream));
@@ -116,22 +114,20 @@ double linear_check(void *model, void (*forward)(void *model))
 }
 
 /* --dump: x [batch, in_dim], w [out_dim, in_dim], b [out_dim], y [batch, out_dim]. */
-int linear_arrays(const void *model, stage_array *out, int max)
+int linear_arrays(const linear_layer *m, dump_array *out)
 {
-    const linear_layer *m = model;
-    const stage_array arrays[] = {
+    const dump_array arrays[] = {
         {"x", m->x, 2, {m->batch, m->in_dim}},
         {"w", m->w, 2, {m->out_dim, m->in_dim}},
         {"b", m->b, 1, {m->out_dim}},
         {"y", m->y, 2, {m->batch, m->out_dim}},
     };
-    for (int i = 0; i < 4 && i < max; i++) out[i] = arrays[i];
+    for (int i = 0; i < 4; i++) out[i] = arrays[i];
     return 4;
 }
 
-double linear_flops(const void *model)
+double linear_flops(const linear_layer *m)
 {
-    const linear_layer *m = model;
     return 2.0 * (double)m->batch * (double)m->out_dim * (double)m->in_dim;
 }
 
@@ -142,9 +138,8 @@ static double elems_least(const linear_layer *m)
            (double)m->batch * (double)m->out_dim;
 }
 
-double linear_min_bytes(const void *model)
+double linear_min_bytes(const linear_layer *m)
 {
-    const linear_layer *m = model;
     return elems_least(m) * (double)dtype_size(m->dtype);
 }
 
@@ -154,55 +149,43 @@ double linear_min_bytes(const void *model)
  * (transpose_copy). */
 static double bytes_of(const linear_layer *m, double elems) { return elems * (double)dtype_size(m->dtype); }
 
-static int gemm_then_bias_add(const linear_layer *m, const char *gemm, stage_traffic *t)
+static int gemm_then_bias_add(const linear_layer *m, const char *gemm, run_traffic *t)
 {
     const double x = (double)m->batch * (double)m->in_dim, w = (double)m->out_dim * (double)m->in_dim;
     const double b = (double)m->out_dim, y = (double)m->batch * (double)m->out_dim;
-    t[0] = (stage_traffic){gemm, "x, W in; y out", bytes_of(m, x + w + y)};
-    t[1] = (stage_traffic){"bias_add", "y, b in; y out", bytes_of(m, 2 * y + b)};
+    t[0] = (run_traffic){gemm, "x, W in; y out", bytes_of(m, x + w + y)};
+    t[1] = (run_traffic){"bias_add", "y, b in; y out", bytes_of(m, 2 * y + b)};
     return 2;
 }
 
-int linear_traffic_epilogue(const void *model, stage_traffic *t)
+int linear_traffic(const linear_layer *m, int variant, run_traffic *t)
 {
-    const linear_layer *m = model;
-    if (m->lt_state < 0) return gemm_then_bias_add(m, "gemm", t); /* no cuBLASLt algorithm: the fallback */
-    t[0] = (stage_traffic){"gemm_bias", "x, W, b in; y out", bytes_of(m, elems_least(m))};
-    return 1;
-}
-
-int linear_traffic_view(const void *model, stage_traffic *t) { return gemm_then_bias_add(model, "gemm", t); }
-
-int linear_traffic_addmm(const void *model, stage_traffic *t)
-{
-    const linear_layer *m = model;
     const double x = (double)m->batch * (double)m->in_dim, w = (double)m->out_dim * (double)m->in_dim;
     const double b = (double)m->out_dim, y = (double)m->batch * (double)m->out_dim;
-    t[0] = (stage_traffic){"bias_broadcast", "b in; y out", bytes_of(m, b + y)};
-    t[1] = (stage_traffic){"gemm", "x, W, y in; y out", bytes_of(m, x + w + 2 * y)};
-    return 2;
+    switch (variant) {
+    case LINEAR_EPILOGUE:
+        if (m->lt_state < 0) return gemm_then_bias_add(m, "gemm", t); /* no cuBLASLt algorithm: the fallback */
+        t[0] = (run_traffic){"gemm_bias", "x, W, b in; y out", bytes_of(m, elems_least(m))};
+        return 1;
+    case LINEAR_VIEW: return gemm_then_bias_add(m, "gemm", t);
+    case LINEAR_ADDMM:
+        t[0] = (run_traffic){"bias_broadcast", "b in; y out", bytes_of(m, b + y)};
+        t[1] = (run_traffic){"gemm", "x, W, y in; y out", bytes_of(m, x + w + 2 * y)};
+        return 2;
+    default: /* transpose_copy */
+        t[0] = (run_traffic){"transpose", "W in; W^T out", bytes_of(m, 2 * w)};
+        return 1 + gemm_then_bias_add(m, "gemm", t + 1);
+    }
 }
 
-int linear_traffic_transpose_copy(const void *model, stage_traffic *t)
+void linear_tag(const linear_layer *m, const common_args *a, char *buf, size_t len)
 {
-    const linear_layer *m = model;
-    const double w = (double)m->out_dim * (double)m->in_dim;
-    t[0] = (stage_traffic){"transpose", "W in; W^T out", bytes_of(m, 2 * w)};
-    return 1 + gemm_then_bias_add(m, "gemm", t + 1);
-}
-
-cudaStream_t linear_stream(const void *model) { return ((const linear_layer *)model)->stream; }
-
-void linear_tag(const void *model, const common_args *a, char *buf, size_t len)
-{
-    const linear_layer *m = model;
     snprintf(buf, len, "%zux%zux%zu_%s_%s", m->batch, m->in_dim, m->out_dim, dtype_name(m->dtype),
              a->sched.warmup > 0 ? "warm" : "cold");
 }
 
-void linear_describe(const void *model)
+void linear_describe(const linear_layer *m)
 {
-    const linear_layer *m = model;
     char w[128], wt[128];
     view_t t = view_transpose(m->w_view, 0, 1);
     view_describe(&m->w_view, w, sizeof w);
@@ -245,9 +228,8 @@ static void transpose_only(void *model)
     LAUNCH_CHECK();
 }
 
-void linear_report(void *model, int variant, const stage_result *r, const gpu_info *g, const common_args *a)
+void linear_report(linear_layer *m, int variant, const run_result *r, const gpu_info *g, const common_args *a)
 {
-    linear_layer *m = model;
     if (a->sched.warmup > 0)
         printf("cold start: none to see, %d warm-up forwards ran before step 0 (step 0: %.2f us CPU)\n",
                a->sched.warmup, r->first_cpu_us);

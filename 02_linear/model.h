@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "blas.h"
-#include "stage.h"
+#include "run.h"
 #include "view.h"
 
 /* The variants, in the order of main.c's table (the report's extras name them by index). */
@@ -42,25 +42,23 @@ void launch_bias_broadcast(dtype_t t, void *y, const void *b, size_t rows, size_
  * No GPU needed. */
 int linear_validate(dtype_t t, size_t batch, size_t in_dim, size_t out_dim, char *why, size_t len);
 linear_layer *linear_setup(dtype_t t, size_t batch, size_t in_dim, size_t out_dim, uint64_t seed);
-void linear_free(void *model);
+void linear_free(linear_layer *m);
 /* Poisons y and the W^T copy with NaN, runs forward once, compares y with the CPU reference in
  * double: every row while that costs at most 2^27 multiply-adds, else 16 rows spread from the
  * first to the last. Returns the relative error. */
-double linear_check(void *model, void (*forward)(void *model));
-int linear_arrays(const void *model, stage_array *out, int max);
-double linear_flops(const void *model);
-double linear_min_bytes(const void *model);
-/* Each variant's napkin HBM traffic, kernel by kernel (the table's traffic hooks). */
-int linear_traffic_epilogue(const void *model, stage_traffic *t);
-int linear_traffic_view(const void *model, stage_traffic *t);
-int linear_traffic_addmm(const void *model, stage_traffic *t);
-int linear_traffic_transpose_copy(const void *model, stage_traffic *t);
-cudaStream_t linear_stream(const void *model);
-void linear_tag(const void *model, const common_args *a, char *buf, size_t len);
-void linear_describe(const void *model);
+double linear_check(linear_layer *m, run_forward forward);
+/* x, W, b and y for --dump: fills out[0..3], returns 4. */
+int linear_arrays(const linear_layer *m, dump_array *out);
+double linear_flops(const linear_layer *m);
+double linear_min_bytes(const linear_layer *m);
+/* A variant's napkin HBM traffic, kernel by kernel: fills t, returns the kernels per forward. */
+int linear_traffic(const linear_layer *m, int variant, run_traffic *t);
+/* The files' names: "1024x32x64_bf16_cold". */
+void linear_tag(const linear_layer *m, const common_args *a, char *buf, size_t len);
+void linear_describe(const linear_layer *m);
 /* After a variant's report: its cold first step, what the cuBLASLt plan cache saves (epilogue),
  * and the transpose alone against the copy ceiling (transpose_copy). */
-void linear_report(void *model, int variant, const stage_result *r, const gpu_info *g, const common_args *a);
+void linear_report(linear_layer *m, int variant, const run_result *r, const gpu_info *g, const common_args *a);
 
 /* --explain-views (explain_views.c): the article's 3x2 example on the CPU, then W and W^T at
  * this shape, each with the cuBLAS layout read off its strides. */

@@ -1,5 +1,5 @@
 /* mlp.c (03_simple_mlp): the GeGLU MLP's buffers, their setup, and its correctness check. The
- * eager forward is the lesson, in eager.c; 04_fused_mlp links both for its own variants. */
+ * eager forward is the lesson, in main.c; 04_fused_mlp links both for its own variants. */
 #include "mlp.h"
 
 #include <float.h>

@@ -62,10 +62,10 @@ void mlp_free(mlp_t *m);
 double mlp_device_bytes(dtype_t t, size_t tokens, size_t dim, size_t hidden);
 extern const char mlp_device_buffers[];
 
-/* The lesson of 03_simple_mlp, defined in eager.c (04_fused_mlp links it too, so both stages
- * run the very code a reader of 03 reads): mlp_run_op runs one operation alone, on m->stream, without ranges; mlp_forward_eager is the
- * eager forward: 5 kernels, each in its own range, all inside "mlp_fwd". The first GEMM creates
- * the cuBLASLt handle and plans both GEMM shapes. */
+/* The lesson of 03_simple_mlp, defined in its main.c (04_fused_mlp links it too, so both stages
+ * run the very code a reader of 03 reads): mlp_run_op runs one operation alone, on m->stream,
+ * without ranges; mlp_forward_eager is the eager forward: 5 kernels, each in its own range, all
+ * inside "mlp_fwd". The first GEMM creates the cuBLASLt handle and plans both GEMM shapes. */
 void mlp_run_op(mlp_t *m, mlp_op op);
 void mlp_forward_eager(mlp_t *m);
 

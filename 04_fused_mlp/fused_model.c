@@ -12,17 +12,6 @@
 
 /* ---- the flags ---------------------------------------------------------------------------- */
 
-const fused_flags fused_defaults = {.shape = {.batch = 64, .seq = 128, .dim = 768, .hidden = 3072}};
-const stage_opt fused_opts[MLP_N_SHAPE_OPTS + 2] = {
-    MLP_SHAPE_OPTS(fused_flags, shape.),
-    {"gemm", offsetof(fused_flags, gemm), 0, 0, "auto | N | all: the epilogue rung's GEMM version (default auto: "
-     "the fastest at this shape, measured once per GPU and shape); all: every version timed against cuBLAS, one "
-     "table", FLAG_WORD},
-    {"graph-of", offsetof(fused_flags, graph_of), 0, 0, "RUNG | fastest: what the graph rung captures (eager, "
-     "fused_geglu, merged, epilogue, decode; default fastest: each rung's graph timed in alternating rounds)",
-     FLAG_WORD},
-};
-
 int fused_gemm_flag(const fused_flags *f)
 {
     if (!f->gemm || strcmp(f->gemm, "auto") == 0) return GEMM_AUTO;
@@ -32,11 +21,9 @@ int fused_gemm_flag(const fused_flags *f)
     return *end == '\0' && f->gemm[0] >= '1' && f->gemm[0] <= '9' && v <= gemm_geglu_n_versions() ? (int)v : GEMM_NONE;
 }
 
-/* The shape, then the two flags' text (which rung --graph-of names is main.c's to say). */
-int fused_validate(const void *flags, const common_args *a, char *why, size_t len)
+int fused_validate(const fused_flags *f, const common_args *a, char *why, size_t len)
 {
-    const fused_flags *f = flags;
-    if (mlp_stage_validate(flags, a, why, len) != 0) return 1;
+    if (mlp_shape_validate(&f->shape, a, why, len) != 0) return 1;
     if (fused_gemm_flag(f) == GEMM_NONE) {
         snprintf(why, len, "--gemm: '%.40s' is not a version (1..%d, auto or all)", f->gemm, gemm_geglu_n_versions());
         return 1;
@@ -46,19 +33,18 @@ int fused_validate(const void *flags, const common_args *a, char *why, size_t le
 
 /* ---- the model ------------------------------------------------------------------------------ */
 
-void *fused_setup(const common_args *a, void *flags, size_t tokens)
+fused_mlp *fused_setup(const common_args *a, fused_flags *f, size_t tokens)
 {
     fused_mlp *md = calloc(1, sizeof *md);
     if (!md) exit(EXIT_BAD_INPUT);
-    mlp_stage_fill(&md->mlp, a, flags, tokens);
-    md->flags = flags;
+    mlp_setup_shape(&md->mlp, a, &f->shape, tokens);
+    md->flags = f;
     md->graph_of = -1;
     return md;
 }
 
-void fused_free(void *model)
+void fused_free(fused_mlp *md)
 {
-    fused_mlp *md = model;
     CUDA_CHECK(cudaStreamSynchronize(md->mlp.stream));
     if (md->graph) CUDA_CHECK(cudaGraphExecDestroy(md->graph));
     if (md->decode_graph) CUDA_CHECK(cudaGraphExecDestroy(md->decode_graph));
@@ -85,59 +71,32 @@ void fused_make_merged_weight(fused_mlp *md)
 }
 
 /* mlp_check poisons 03's buffers; the merged output is ours to poison. */
-double fused_check(void *model, void (*forward)(void *model))
+double fused_check(fused_mlp *md, run_forward forward)
 {
-    fused_mlp *md = model;
     if (md->gu)
         CUDA_CHECK(cudaMemsetAsync(md->gu, 0xFF, 2 * md->mlp.tokens * md->mlp.hidden * dtype_size(md->mlp.dtype),
                                    md->mlp.stream));
     return mlp_check(&md->mlp, forward, md);
 }
 
-double fused_flops(const void *model) { return mlp_flops(&((const fused_mlp *)model)->mlp); }
-double fused_min_bytes(const void *model) { return mlp_min_bytes(&((const fused_mlp *)model)->mlp); }
-cudaStream_t fused_stream(const void *model) { return ((const fused_mlp *)model)->mlp.stream; }
-void fused_tag(const void *model, const common_args *a, char *buf, size_t len)
+void fused_ladder_tag(const fused_mlp *md, const common_args *a, char *buf, size_t len)
 {
-    mlp_stage_tag(&((const fused_mlp *)model)->mlp, a, buf, len);
-}
-/* ladder_<batch>x<seq>_<dim>x<hidden>_<dtype>.csv: the names the docs' figures are made from */
-void fused_ladder_tag(const void *model, const common_args *a, char *buf, size_t len)
-{
-    const mlp_shape *s = &((const fused_mlp *)model)->flags->shape;
+    const mlp_shape *s = &md->flags->shape;
     snprintf(buf, len, "%lldx%lld_%lldx%lld_%s", s->batch, s->seq, s->dim, s->hidden, dtype_name(a->dtype));
-}
-int fused_arrays(const void *model, stage_array *out, int max)
-{
-    return mlp_stage_arrays(&((const fused_mlp *)model)->mlp, out, max);
-}
-void fused_describe(const void *model) { mlp_stage_describe(&((const fused_mlp *)model)->mlp); }
-
-void fused_sweep_names(const void *flags, const common_args *a, const char *rung, char *stem, char *title,
-                       size_t len)
-{
-    const mlp_shape *s = flags;
-    if (rung) {
-        mlp_stage_sweep_names(flags, a, rung, stem, title, len);
-        return;
-    }
-    snprintf(stem, len, "sweep_%lldx%lld_%s", s->dim, s->hidden, dtype_name(a->dtype));
-    snprintf(title, len, "GeGLU MLP %lld -> %lld, %s: time per forward, back to back", s->dim, s->hidden,
-             dtype_name(a->dtype));
 }
 
 /* ---- what each rung moves ----------------------------------------------------------------------- */
 
-static stage_traffic gemm_row(const mlp_t *m, mlp_op op)
+static run_traffic gemm_row(const mlp_t *m, mlp_op op)
 {
     static const char *const moves[MLP_N_OPS] = {"x, Wg in; gate out", "x, Wu in; up out", "", "",
                                                   "prod, Wd in; y out"};
-    return (stage_traffic){mlp_op_names[op], moves[op], mlp_op_bytes(m, op)};
+    return (run_traffic){mlp_op_names[op], moves[op], mlp_op_bytes(m, op)};
 }
 
-static stage_traffic geglu_row(const mlp_t *m)
+static run_traffic geglu_row(const mlp_t *m)
 {
-    return (stage_traffic){"geglu", "gate, up in; prod out", mlp_elem_bytes(m) * 3.0 * (double)m->tokens * (double)m->hidden};
+    return (run_traffic){"geglu", "gate, up in; prod out", mlp_elem_bytes(m) * 3.0 * (double)m->tokens * (double)m->hidden};
 }
 
 /* x, Wg, Wu in; prod out: the fused GEMM's, and the decode gate_up kernel's */
@@ -147,20 +106,20 @@ static double gate_up_geglu_bytes(const mlp_t *m)
     return mlp_elem_bytes(m) * (M * D + 2 * H * D + M * H);
 }
 
-int fused_traffic_eager(const void *model, stage_traffic *t)
+int fused_traffic_eager(const fused_mlp *md, run_traffic *t)
 {
-    const mlp_t *m = &((const fused_mlp *)model)->mlp;
+    const mlp_t *m = &md->mlp;
     t[0] = gemm_row(m, MLP_GATE);
     t[1] = gemm_row(m, MLP_UP);
-    t[2] = (stage_traffic){"gelu", "gate in; act out", mlp_op_bytes(m, MLP_GELU)};
-    t[3] = (stage_traffic){"mul", "act, up in; prod out", mlp_op_bytes(m, MLP_MUL)};
+    t[2] = (run_traffic){"gelu", "gate in; act out", mlp_op_bytes(m, MLP_GELU)};
+    t[3] = (run_traffic){"mul", "act, up in; prod out", mlp_op_bytes(m, MLP_MUL)};
     t[4] = gemm_row(m, MLP_DOWN);
     return 5;
 }
 
-int fused_traffic_fused_geglu(const void *model, stage_traffic *t)
+int fused_traffic_fused_geglu(const fused_mlp *md, run_traffic *t)
 {
-    const mlp_t *m = &((const fused_mlp *)model)->mlp;
+    const mlp_t *m = &md->mlp;
     t[0] = gemm_row(m, MLP_GATE);
     t[1] = gemm_row(m, MLP_UP);
     t[2] = geglu_row(m);
@@ -168,37 +127,36 @@ int fused_traffic_fused_geglu(const void *model, stage_traffic *t)
     return 4;
 }
 
-int fused_traffic_merged(const void *model, stage_traffic *t)
+int fused_traffic_merged(const fused_mlp *md, run_traffic *t)
 {
-    const mlp_t *m = &((const fused_mlp *)model)->mlp;
+    const mlp_t *m = &md->mlp;
     const double M = (double)m->tokens, D = (double)m->dim, H = (double)m->hidden;
-    t[0] = (stage_traffic){"gate_up_proj", "x, [Wg; Wu] in; [gate | up] out", mlp_elem_bytes(m) * (M * D + 2 * H * D + 2 * M * H)};
+    t[0] = (run_traffic){"gate_up_proj", "x, [Wg; Wu] in; [gate | up] out", mlp_elem_bytes(m) * (M * D + 2 * H * D + 2 * M * H)};
     t[1] = geglu_row(m);
     t[2] = gemm_row(m, MLP_DOWN);
     return 3;
 }
 
-int fused_traffic_epilogue(const void *model, stage_traffic *t)
+int fused_traffic_epilogue(const fused_mlp *md, run_traffic *t)
 {
-    const mlp_t *m = &((const fused_mlp *)model)->mlp;
-    t[0] = (stage_traffic){"gate_up_geglu", "x, Wg, Wu in; prod out", gate_up_geglu_bytes(m)};
+    const mlp_t *m = &md->mlp;
+    t[0] = (run_traffic){"gate_up_geglu", "x, Wg, Wu in; prod out", gate_up_geglu_bytes(m)};
     t[1] = gemm_row(m, MLP_DOWN);
     return 2;
 }
 
-int fused_traffic_decode(const void *model, stage_traffic *t)
+int fused_traffic_decode(const fused_mlp *md, run_traffic *t)
 {
-    const mlp_t *m = &((const fused_mlp *)model)->mlp;
-    t[0] = (stage_traffic){"decode_gate_up", "x, Wg, Wu in; prod out", gate_up_geglu_bytes(m)};
-    t[1] = (stage_traffic){"decode_down", "prod, Wd in; y out", mlp_op_bytes(m, MLP_DOWN)};
+    const mlp_t *m = &md->mlp;
+    t[0] = (run_traffic){"decode_gate_up", "x, Wg, Wu in; prod out", gate_up_geglu_bytes(m)};
+    t[1] = (run_traffic){"decode_down", "prod, Wd in; y out", mlp_op_bytes(m, MLP_DOWN)};
     return 2;
 }
 
 /* ---- which problems the epilogue and decode rungs take ------------------------------------------ */
 
-int fused_epilogue_accepts(const void *flags, dtype_t t, size_t tokens, char *why, size_t len)
+int fused_epilogue_accepts(const fused_flags *f, dtype_t t, size_t tokens, char *why, size_t len)
 {
-    const fused_flags *f = flags;
     const int version = fused_gemm_flag(f);
     const size_t dim = (size_t)f->shape.dim, hidden = (size_t)f->shape.hidden, M = tokens ? tokens : 1;
     if (version > 0) return gemm_geglu_accepts(version, t, M, dim, hidden, why, len);
@@ -207,9 +165,8 @@ int fused_epilogue_accepts(const void *flags, dtype_t t, size_t tokens, char *wh
     return 0;
 }
 
-int fused_epilogue_runs(const void *model, char *why, size_t len)
+int fused_epilogue_runs(const fused_mlp *md, char *why, size_t len)
 {
-    const fused_mlp *md = model;
     const int version = fused_gemm_flag(md->flags);
     if (version > 0) {
         if (!gemm_geglu_runs_here(version)) {
@@ -227,9 +184,8 @@ int fused_epilogue_runs(const void *model, char *why, size_t len)
     return 0;
 }
 
-void fused_epilogue_prepare(void *model)
+void fused_epilogue_prepare(fused_mlp *md)
 {
-    fused_mlp *md = model;
     const mlp_t *m = &md->mlp;
     const int version = fused_gemm_flag(md->flags);
     if (md->gemm_version) return;
@@ -248,15 +204,13 @@ void fused_epilogue_prepare(void *model)
  * DECODE_MAX_TOKENS: 03's buffers must hold that many. */
 _Static_assert((int)MLP_MIN_ROWS >= (int)DECODE_MAX_TOKENS, "03's buffers hold the rows the decode kernels read");
 
-int fused_decode_accepts(const void *flags, dtype_t t, size_t tokens, char *why, size_t len)
+int fused_decode_accepts(const fused_flags *f, dtype_t t, size_t tokens, char *why, size_t len)
 {
-    const fused_flags *f = flags;
     return decode_supported(t, tokens ? tokens : 1, (size_t)f->shape.dim, (size_t)f->shape.hidden, why, len);
 }
 
-int fused_decode_runs(const void *model, char *why, size_t len)
+int fused_decode_runs(char *why, size_t len)
 {
-    (void)model;
     if (decode_runs_here()) return 1;
     snprintf(why, len, "the decode kernels need an sm_80 or newer GPU");
     return 0;

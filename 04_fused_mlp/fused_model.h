@@ -1,16 +1,16 @@
-/* fused_model.h (04_fused_mlp): the model the rungs share, the stage's flags, and what the shared
- * driver (common/stage.h) needs besides the rungs' table in main.c: setup, the check, napkin
- * math of each rung's HBM traffic, file names. The forwards themselves are in main.c; the graph
- * rung's choice in graph_choice.c; the --gemm all table in gemm_table.c.
+/* fused_model.h (04_fused_mlp): the model the rungs share, the stage's flags, setup, the check,
+ * the napkin math of each rung's HBM traffic, and which problems the epilogue and decode rungs
+ * take. The forwards themselves are in main.c; the graph rung's choice in graph_choice.c; the
+ * --gemm all table in gemm_table.c.
  */
 #ifndef FUSED_MODEL_H
 #define FUSED_MODEL_H
 
 #include "../03_simple_mlp/mlp.h"
-#include "../03_simple_mlp/mlp_stage.h"
-#include "stage.h"
+#include "../03_simple_mlp/mlp_shape.h"
+#include "run.h"
 
-/* The flags: 03's shape first (03's hooks read it), then the two of the ladder's own. */
+/* The flags: 03's shape first, then the two of the ladder's own. */
 typedef struct {
     mlp_shape shape;
     const char *gemm;     /* --gemm: NULL or "auto" (chosen by measurement), "all", or a version number */
@@ -19,8 +19,6 @@ typedef struct {
      * it measured, so that every later model of the run and the trace pass capture that rung. */
     int graph_of_measured;
 } fused_flags;
-extern const stage_opt fused_opts[MLP_N_SHAPE_OPTS + 2];
-extern const fused_flags fused_defaults;
 
 typedef struct {
     mlp_t mlp;          /* 03's model: x, the weights, the intermediates, y, the stream, its plans */
@@ -43,38 +41,35 @@ typedef struct {
 enum { GEMM_AUTO = 0, GEMM_ALL = -1, GEMM_NONE = -2 };
 int fused_gemm_flag(const fused_flags *f);
 
-int fused_validate(const void *flags, const common_args *a, char *why, size_t len);
-void *fused_setup(const common_args *a, void *flags, size_t tokens);
-void fused_free(void *model);
-double fused_check(void *model, void (*forward)(void *model));
-double fused_flops(const void *model);
-double fused_min_bytes(const void *model);
-cudaStream_t fused_stream(const void *model);
-void fused_tag(const void *model, const common_args *a, char *buf, size_t len);
-void fused_ladder_tag(const void *model, const common_args *a, char *buf, size_t len);
-int fused_arrays(const void *model, stage_array *out, int max);
-void fused_describe(const void *model);
-void fused_sweep_names(const void *flags, const common_args *a, const char *rung, char *stem, char *title,
-                       size_t len);
+/* The shape (mlp_shape.h), then --gemm's text: 1 with one line in why, else 0. */
+int fused_validate(const fused_flags *f, const common_args *a, char *why, size_t len);
+/* 03's model at `tokens` tokens of the flags' shape; the model keeps `f`, where the graph rung
+ * records the rung it measured (so that later models of the run and the trace pass capture it). */
+fused_mlp *fused_setup(const common_args *a, fused_flags *f, size_t tokens);
+void fused_free(fused_mlp *md);
+/* mlp_check on 03's buffers, the merged output poisoned too. */
+double fused_check(fused_mlp *md, run_forward forward);
+/* ladder_<batch>x<seq>_<dim>x<hidden>_<dtype>.csv: the names the docs' figures are made from */
+void fused_ladder_tag(const fused_mlp *md, const common_args *a, char *buf, size_t len);
 
 /* merged: builds [Wg; Wu] (Wg's rows then Wu's) once, as a model would store it, and its output. */
 void fused_make_merged_weight(fused_mlp *md);
 
 /* The napkin HBM traffic of each rung, kernel by kernel (every operand of every kernel read or
- * written once; a GEMM re-reads its tiles from L2, not HBM). */
-int fused_traffic_eager(const void *model, stage_traffic *t);
-int fused_traffic_fused_geglu(const void *model, stage_traffic *t);
-int fused_traffic_merged(const void *model, stage_traffic *t);
-int fused_traffic_epilogue(const void *model, stage_traffic *t);
-int fused_traffic_decode(const void *model, stage_traffic *t);
+ * written once; a GEMM re-reads its tiles from L2, not HBM): fills t, returns the kernels. */
+int fused_traffic_eager(const fused_mlp *md, run_traffic *t);
+int fused_traffic_fused_geglu(const fused_mlp *md, run_traffic *t);
+int fused_traffic_merged(const fused_mlp *md, run_traffic *t);
+int fused_traffic_epilogue(const fused_mlp *md, run_traffic *t);
+int fused_traffic_decode(const fused_mlp *md, run_traffic *t);
 
 /* The epilogue rung's facts: which problems our GEMM takes (--gemm N's version, or any), whether
  * it runs here, and its prepare: the version it runs with (md->gemm_version, and how it was
  * chosen in md->gemm_choice). The decode rung's: the shapes its grid takes, the GPU it needs. */
-int fused_epilogue_accepts(const void *flags, dtype_t t, size_t tokens, char *why, size_t len);
-int fused_epilogue_runs(const void *model, char *why, size_t len);
-void fused_epilogue_prepare(void *model);
-int fused_decode_accepts(const void *flags, dtype_t t, size_t tokens, char *why, size_t len);
-int fused_decode_runs(const void *model, char *why, size_t len);
+int fused_epilogue_accepts(const fused_flags *f, dtype_t t, size_t tokens, char *why, size_t len);
+int fused_epilogue_runs(const fused_mlp *md, char *why, size_t len);
+void fused_epilogue_prepare(fused_mlp *md);
+int fused_decode_accepts(const fused_flags *f, dtype_t t, size_t tokens, char *why, size_t len);
+int fused_decode_runs(char *why, size_t len);
 
 #endif

@@ -14,17 +14,11 @@ int graph_fastest(fused_mlp *md, const graph_candidate *c, int n, char *report, 
 {
     enum { ROUNDS = 7, MAX = 8 };
     prof_graph graphs[MAX];
-    int runs[MAX] = {0};
     double us[MAX][ROUNDS], once = INFINITY;
-    char why[256];
     cudaStream_t s = md->mlp.stream;
     if (n > MAX) n = MAX;
     for (int i = 0; i < n; i++) {
-        const stage_variant *r = c[i].rung;
-        runs[i] = stage_variant_takes(r, "tokens", md->flags, md->mlp.dtype, md->mlp.tokens, why, sizeof why) &&
-                  (!r->runs || r->runs(md, why, sizeof why));
-        if (!runs[i]) continue;
-        if (r->prepare) r->prepare(md);
+        if (!c[i].runs) continue;
         c[i].launches(md); /* first-call work (plans, module loading) stays out of the capture */
         CUDA_CHECK(cudaStreamSynchronize(s));
         prof_graph_capture(&graphs[i], c[i].launches, md, s);
@@ -36,19 +30,19 @@ int graph_fastest(fused_mlp *md, const graph_candidate *c, int n, char *report, 
     for (int k = 0; k < ROUNDS; k++)
         for (int j = 0; j < n; j++) {
             const int i = stats_round_row(k, j, n);
-            if (runs[i]) us[i][k] = prof_back_to_back_us(prof_graph_replay, &graphs[i], s, forwards, 1);
+            if (c[i].runs) us[i][k] = prof_back_to_back_us(prof_graph_replay, &graphs[i], s, forwards, 1);
         }
     int best = 0;
     double best_us = INFINITY;
     snprintf(report, len, "graph: each rung's graph replayed, %d forwards x %d alternating rounds, median:", forwards,
              ROUNDS);
     for (int i = 0; i < n; i++) {
-        if (!runs[i]) continue;
+        if (!c[i].runs) continue;
         double med = stats_of(us[i], ROUNDS).median;
-        snprintf(report + strlen(report), len - strlen(report), " %s %.2f us", c[i].rung->name, med);
+        snprintf(report + strlen(report), len - strlen(report), " %s %.2f us", c[i].name, med);
         if (med < best_us) best_us = med, best = i;
         prof_graph_free(&graphs[i]);
     }
-    snprintf(report + strlen(report), len - strlen(report), " -> captures %s", c[best].rung->name);
+    snprintf(report + strlen(report), len - strlen(report), " -> captures %s", c[best].name);
     return best;
 }

@@ -7,18 +7,18 @@
 #include <stddef.h>
 
 #include "fused_model.h"
-#include "stage.h"
 
-/* A rung the graph may capture, and what its forward launches (the kernels themselves, for a
- * rung whose forward is a graph already). */
+/* A rung the graph may capture: its name, what its forward launches (the kernels themselves, for
+ * a rung whose forward is a graph already), and whether it takes md's problem and runs here (the
+ * caller has prepared those that do). */
 typedef struct {
-    const stage_variant *rung;
-    void (*launches)(void *model);
+    const char *name;
+    run_forward launches;
+    int runs;
 } graph_candidate;
 
-/* The candidate whose graph replays fastest, of those that take md's problem and run here: each
- * prepared, captured
- * once and replayed in alternating rounds. Says how in report (one line). */
+/* The candidate whose graph replays fastest, of those that run: each captured once and replayed
+ * in alternating rounds. Says how in report (one line). */
 int graph_fastest(fused_mlp *md, const graph_candidate *c, int n, char *report, size_t len);
 
 #endif

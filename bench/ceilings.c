@@ -149,7 +149,10 @@ int main(int argc, char **argv)
                              "stored for every report (see the header of bench/ceilings.c); no flags", NULL, NULL,
                              NULL, 0, NULL, 1, 0};
     common_args args;
-    cli_parse(argc, argv, &spec, &args, NULL);
+    if (cli_parse(argc, argv, &spec, &args, NULL) == CLI_HELP) {
+        cli_print_help(&spec, NULL);
+        return 0;
+    }
     gpu_info g;
     gpu_require(&g, "ceilings");
     gpu_print(&g);

@@ -111,11 +111,12 @@ static const stage_opt opts[] = {
 
 int main(int argc, char **argv)
 {
-    timeline_flags f = {.tokens = 8, .dim = 768, .hidden = 3072, .dtype = "bf16"};
+    const timeline_flags defaults = {.tokens = 8, .dim = 768, .hidden = 3072, .dtype = "bf16"};
+    timeline_flags f = defaults;
     const stage_spec spec = {"decode_timeline", "where the decode rung's time goes, block by block (see the header "
                              "of bench/decode_timeline.c)", NULL, NULL, opts, 8, NULL, 1, 0};
     common_args args;
-    cli_parse(argc, argv, &spec, &args, &f);
+    const int help = cli_parse(argc, argv, &spec, &args, &f) == CLI_HELP; /* printed once the line is checked */
     const long long tokens = f.tokens, dim = f.dim, hidden = f.hidden, cold_l2 = f.cold_l2;
     if (f.unit_rows && f.unit_rows != 8 && f.unit_rows != 16) {
         program_error("--unit-rows: units of 8 or of 16 weight rows, not %lld", f.unit_rows);
@@ -142,6 +143,10 @@ int main(int argc, char **argv)
         return EXIT_BAD_INPUT;
     }
     if (csv && out_file_check("--csv", csv) != 0) return EXIT_BAD_INPUT; /* refused now, not after the run */
+    if (help) {
+        cli_print_help(&spec, &defaults);
+        return 0;
+    }
     gpu_info g;
     gpu_require(&g, "decode_timeline");
     if (!decode_runs_here()) {

@@ -248,8 +248,8 @@ static int set_shared(const stage_spec *spec, int id, const char *value, common_
     }
 }
 
-int cli_parse_args(int argc, char **argv, const stage_spec *spec, common_args *args, void *values, char *err,
-                   size_t err_len)
+/* The shared flags' defaults. */
+static void set_defaults(const stage_spec *spec, common_args *args)
 {
     *args = (common_args){
         .variant = spec->variants ? spec->variants[0] : NULL, .dtype = DTYPE_BF16, .seed = 1234,
@@ -257,13 +257,27 @@ int cli_parse_args(int argc, char **argv, const stage_spec *spec, common_args *a
         .trace = 1, .plot = 1, .check = 1,
     };
     snprintf(args->out_dir, sizeof args->out_dir, "traces/%s", spec->stage);
+}
+
+void cli_print_help(const stage_spec *spec, const void *defaults)
+{
+    common_args d;
+    long long own_default[32] = {0};
+    set_defaults(spec, &d);
+    for (int i = 0; i < spec->n_opts && i < 32 && defaults; i++)
+        if (spec->opts[i].kind == FLAG_WHOLE)
+            own_default[i] = *(const long long *)((const char *)defaults + spec->opts[i].offset);
+    print_help(spec, &d, own_default);
+}
+
+int cli_parse_args(int argc, char **argv, const stage_spec *spec, common_args *args, void *values, char *err,
+                   size_t err_len)
+{
+    set_defaults(spec, args);
     if (spec->n_opts > 32) {
         set_err(err, err_len, "internal: too many flags");
         return CLI_ERROR;
     }
-    const common_args defaults = *args;
-    long long own_default[32];
-    for (int i = 0; i < spec->n_opts; i++) own_default[i] = spec->opts[i].kind == FLAG_WHOLE ? *stage_opt_whole(&spec->opts[i], values) : 0;
     unsigned seen = 0; /* bit i: shared_flags[i] was given (--steps and --active share a GIVEN_ bit) */
     int help = 0;
     for (int i = 1; i < argc; i++) {
@@ -350,11 +364,7 @@ int cli_parse_args(int argc, char **argv, const stage_spec *spec, common_args *a
             return CLI_ERROR;
         }
     }
-    if (help) {
-        print_help(spec, &defaults, own_default);
-        return CLI_HELP;
-    }
-    return CLI_OK;
+    return help ? CLI_HELP : CLI_OK;
 }
 
 const char *cli_given_name(const common_args *args, unsigned bits)
@@ -368,14 +378,14 @@ const char *cli_given_name(const common_args *args, unsigned bits)
     return NULL;
 }
 
-void cli_parse(int argc, char **argv, const stage_spec *spec, common_args *args, void *values)
+int cli_parse(int argc, char **argv, const stage_spec *spec, common_args *args, void *values)
 {
     char err[512];
     program_set_name(spec->stage);
     int rc = cli_parse_args(argc, argv, spec, args, values, err, sizeof err);
-    if (rc == CLI_HELP) exit(0);
     if (rc == CLI_ERROR) {
         program_error("%s", err);
         exit(1);
     }
+    return rc;
 }

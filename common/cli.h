@@ -86,17 +86,20 @@ typedef struct {
 enum { CLI_OK = 0, CLI_ERROR = 1, CLI_HELP = 2 };
 
 /* Parses argv into args and the program's own flag values (`values`: the struct the opts'
- * offsets point into; NULL when the program has none). Returns CLI_OK, CLI_HELP (after printing
- * the help to stdout), or CLI_ERROR with a one-line message in err. Never exits: tests call it.
- * Every argument is checked, those after --help too: the help is printed only for a command line
- * with nothing wrong in it. Refused besides bad values: a flag given twice (--steps and --active
- * are one flag), and shared flags that would do nothing together (--trace-api with --no-trace
- * or --sweep, which write no trace). */
+ * offsets point into; NULL when the program has none). Returns CLI_OK, CLI_HELP (--help was on
+ * a line with nothing wrong in it: the caller makes its own checks, then prints the help with
+ * cli_print_help), or CLI_ERROR with a one-line message in err. Never exits: tests call it.
+ * Refused besides bad values: a flag given twice (--steps and --active are one flag), and shared
+ * flags that would do nothing together (--trace-api with --no-trace or --sweep, which write no
+ * trace). */
 int cli_parse_args(int argc, char **argv, const stage_spec *spec, common_args *args, void *values, char *err,
                    size_t err_len);
 /* The same for programs: names the program for program_error, prints an error as
- * "<program>: error: ..." and exits 1, or exits 0 after --help. */
-void cli_parse(int argc, char **argv, const stage_spec *spec, common_args *args, void *values);
+ * "<program>: error: ..." and exits 1; returns CLI_OK or CLI_HELP. */
+int cli_parse(int argc, char **argv, const stage_spec *spec, common_args *args, void *values);
+/* The usage on stdout; `defaults` is the program's struct of flag values before parsing (NULL
+ * when it has none), whose whole numbers the help shows as defaults. */
+void cli_print_help(const stage_spec *spec, const void *defaults);
 /* The name of a shared flag among the GIVEN_* `bits` that was on the command line, as typed
  * ("out"; "steps" or "active"), or NULL when none was: what a program names when it refuses a
  * flag it would ignore. */

@@ -20,4 +20,12 @@
 int dump_device_array(const char *dir, const char *name, dtype_t t, const size_t *shape, int ndim,
                       const void *dev);
 
+/* An array --dump writes as <dir>/<name>.npy: a stage lists its inputs, weights and output. */
+typedef struct {
+    char name[32];
+    const void *dev;
+    int ndim;
+    size_t shape[3];
+} dump_array;
+
 #endif

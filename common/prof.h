@@ -1,7 +1,7 @@
 /* prof.h: the articles' step schedule, NVTX ranges, and per-step timing.
  *
- * The driver (stage.c) runs a stage's forward inside this loop (prof_run_schedule, after the
- * --warmup untimed forwards):
+ * A stage runs its forward inside this loop (prof_run_schedule, which run_steps in run.h calls,
+ * after the --warmup untimed forwards):
  *
  *   prof_run run;
  *   prof_init(&run, &args.sched, stream);
@@ -107,7 +107,7 @@ double prof_now_us(void);
 /* The process started by prof_spawn_trace_pass finds its marker as its first argument: main
  * hands its arguments to prof_take_trace_pass_flag() before parsing them, which takes the marker
  * away. Then prof_is_trace_pass() is true in that process only (no environment variable can make
- * it so). stage_main calls prof_trace_pass_open() before its first CUDA call: in the trace pass
+ * it so). run_open (run.h) calls prof_trace_pass_open() before the first CUDA call: in the trace pass
  * it turns CUPTI on, and returns 0 when CUPTI is unavailable (the caller then exits quietly). */
 void prof_take_trace_pass_flag(int *argc, char **argv);
 int prof_is_trace_pass(void);

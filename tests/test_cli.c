@@ -14,6 +14,7 @@ typedef struct {
     long long size, batch;
 } test_flags;
 static test_flags own;
+static const test_flags defaults = {.size = 64, .batch = 1};
 static const char *const variants[] = {"eager", "fused", NULL};
 static const char *const variant_help[] = {"two kernels", "one kernel"};
 static const stage_opt opts[] = {
@@ -34,8 +35,7 @@ static int parse(common_args *a, char *err, const char *first, ...)
     va_start(ap, first);
     for (const char *s = first; s; s = va_arg(ap, const char *)) argv[argc++] = (char *)s;
     va_end(ap);
-    own.size = 64;
-    own.batch = 1;
+    own = defaults;
     err[0] = '\0';
     return cli_parse_args(argc, argv, &spec, a, &own, err, 256);
 }
@@ -172,6 +172,7 @@ static int parse_to_file(const char *path, common_args *a, char *err, const char
         return -1;
     }
     int rc = parse(a, err, first, second, third, END);
+    if (rc == CLI_HELP) cli_print_help(&spec, &defaults);
     fclose(stdout);
     stdout = saved;
     return rc;
