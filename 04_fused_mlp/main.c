@@ -587,7 +587,8 @@ int main(int argc, char **argv)
     run_result r[N_RUNGS] = {{0}};
     char skipped[N_RUNGS][256] = {{0}};
     int failed = 0;
-    for (int v = first; v <= last; v++) {
+    for (int v = 0; v < N_RUNGS; v++) {
+        if (v < first || v > last) continue;
         if (!rung_takes(v, &f, a.dtype, mlp_shape_tokens(&f.shape), skipped[v], sizeof skipped[v])) {
             if (!traced) printf("\n== %s: skipped: %s\n", names[v], skipped[v]);
             skipped[v][0] = '\0';
