@@ -206,6 +206,30 @@ static int test_table_sums(void)
     return 0;
 }
 
+/* Rows of equal CUDA total keep the order in which they were first seen, as key_averages()
+ * keeps them (a stable sort by CUDA total), not an order by CPU total or name: the API calls,
+ * none with CUDA time, in the order they started. */
+static int test_table_ties_first_seen(void)
+{
+    trace_model *m = synthetic_step();
+    EXPECT(m, "synthetic model built");
+    const char *want[] = {"cudaMemsetAsync", "cuLaunchKernelEx", "cudaLaunchKernel",
+                          "cudaMemcpyAsync", "cudaDeviceSynchronize"};
+    size_t n = 0, k = 0;
+    const trace_table_row *rows = trace_model_table(m, &n);
+    char got[512] = "";
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].is_gpu || rows[i].cuda_total_us != 0)
+            continue;
+        snprintf(got + strlen(got), sizeof got - strlen(got), " %s", rows[i].name);
+        EXPECT(k < 5 && strcmp(rows[i].name, want[k]) == 0, "rows without CUDA time:%s", got);
+        k++;
+    }
+    EXPECT(k == 5, "five rows without CUDA time:%s", got);
+    trace_model_free(m);
+    return 0;
+}
+
 static int test_table_text(void)
 {
     trace_model *m = synthetic_step();
@@ -628,6 +652,7 @@ int main(void)
 {
     TEST_RUN(test_format_time);
     TEST_RUN(test_table_sums);
+    TEST_RUN(test_table_ties_first_seen);
     TEST_RUN(test_table_text);
     TEST_RUN(test_kernel_rows_and_ranges);
     TEST_RUN(test_kernel_ops);
