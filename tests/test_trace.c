@@ -505,6 +505,12 @@ static int test_json_checked_by_python(void)
     int rc = system(cmd);
     EXPECT(rc == 0, "check_trace_json.py failed (status %d): %s", rc, cmd);
 
+    /* The ops' input keys are empty: the header must not claim that shapes were recorded. */
+    static char whole[65536];
+    EXPECT(read_file(json, whole, sizeof whole), "read %s", json);
+    EXPECT(strstr(whole, "\n  \"record_shapes\": 0,\n") && !strstr(whole, "\"record_shapes\": 1"),
+           "record_shapes: 0 in the header of %s", json);
+
     char text[8192];
     EXPECT(read_file(txt, text, sizeof text), "read %s", txt);
     EXPECT(strstr(text, "Self CUDA time total: 57.000us"), "table file footer:\n%s", text);

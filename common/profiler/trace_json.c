@@ -418,8 +418,10 @@ static void write_json(FILE *f, const trace_model *m, const char *path)
     fputs("{\n  \"schemaVersion\": 1,\n", f);
     write_device_properties(f, m);
     write_trace_id(f, m);
-    /* PyTorch's key of a trace recorded with record_shapes, whose op input keys ours carry */
-    fputs("  \"record_shapes\": 1,\n", f);
+    /* PyTorch's key of a trace recorded with record_shapes, whose op input keys ours carry.
+     * Ours stay empty, so 0: no shapes were recorded. (PyTorch leaves the key out then; writing
+     * it keeps the top-level keys in PyTorch's order.) */
+    fputs("  \"record_shapes\": 0,\n", f);
     fprintf(f,
             "  \"cuda_driver_version\": %d,\n  \"cuda_runtime_version\": %d,\n"
             "  \"cupti_version\": %d,\n  \"displayTimeUnit\": \"ms\",\n"
