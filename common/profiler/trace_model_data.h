@@ -36,9 +36,12 @@ typedef struct {
     bool launched_gpu_work;
 } cpu_event;
 
-/* The thread id of overlap lane k of stream s in the JSON: s + k * OVERLAP_LANE_TID_STEP, above
- * every 32-bit stream id. */
-#define OVERLAP_LANE_TID_STEP (1LL << 32)
+/* The thread id of overlap lane k of stream s in the JSON: s + k * OVERLAP_LANE_TID_STEP.
+ * Perfetto reads a thread id as a 32-bit integer, so the id stays below 2^31 (k up to 2146);
+ * CUPTI numbers streams from a handful up, one per stream created, so no real stream id reaches
+ * a million and no overlap lane takes a stream's id. In decimal, 1000007 reads "stream 7,
+ * overlap lane 1". */
+#define OVERLAP_LANE_TID_STEP 1000000LL
 
 typedef struct {
     trace_gpu_activity rec; /* rec.name is `name` */
