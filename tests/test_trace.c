@@ -521,6 +521,59 @@ static int test_json_checked_by_python(void)
     return 0;
 }
 
+/* Writes `m` under dir and reads the JSON back into `text`; false when either fails. */
+static bool written_json(trace_model *m, const char *dir, char *text, size_t size)
+{
+    char base[96], json[112];
+    snprintf(base, sizeof base, "%s/ids", dir);
+    snprintf(json, sizeof json, "%s.json", base);
+    bool ok = trace_model_write(m, base, 0) == 0 && read_file(json, text, size);
+    unlink(json);
+    snprintf(json, sizeof json, "%s.txt", base);
+    unlink(json);
+    return ok;
+}
+
+/* Correlation ids all below 32768 are written plus 32768 (so that HolisticTraceAnalysis's
+ * correlation column is 32 bits wide), on the calls, the GPU work and the flows alike; a trace
+ * holding an id of 32768 or more keeps CUPTI's ids as they are. */
+static int test_correlation_ids_written(void)
+{
+    char dir[] = "/tmp/test_trace_ids_XXXXXX";
+    EXPECT(mkdtemp(dir), "mkdtemp");
+    static char text[65536];
+    trace_model *m = synthetic_step();
+    EXPECT(m, "synthetic model built");
+    bool ok = written_json(m, dir, text, sizeof text);
+    trace_model_free(m);
+    EXPECT(ok, "the synthetic step written and read back");
+    /* cuLaunchKernelEx has correlation 10: 32778 on the call, the kernel and both flow ends */
+    EXPECT(strstr(text, "\"cbid\": 0, \"correlation\": 32778}") &&
+               strstr(text, "\"correlation\": 32778, \"registers per thread\"") &&
+               strstr(text, "\"ph\": \"s\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": 32778,") &&
+               strstr(text, "\"ph\": \"f\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": 32778,"),
+           "correlation 10 written as 32778 on the call, the kernel and the flow");
+    EXPECT(!strstr(text, "\"correlation\": 10,") && !strstr(text, "\"correlation\": 10}") &&
+               !strstr(text, "\"id\": 10,"),
+           "CUPTI's id 10 is not written as it is");
+
+    m = trace_model_new("test_trace", 1);
+    EXPECT(m, "model");
+    add_range(m, "ProfilerStep#1", 0, 100);
+    add_call(m, TRACE_API_RUNTIME, "cudaLaunchKernel", 7, 2, 4);
+    add_kernel(m, "k", 7, 10, 20);
+    add_call(m, TRACE_API_RUNTIME, "cudaLaunchKernel", 40000, 30, 32);
+    add_kernel(m, "j", 40000, 40, 50);
+    EXPECT(trace_model_build(m) == 0, "build");
+    ok = written_json(m, dir, text, sizeof text);
+    trace_model_free(m);
+    rmdir(dir);
+    EXPECT(ok, "the second trace written and read back");
+    EXPECT(strstr(text, "\"correlation\": 7}") && strstr(text, "\"correlation\": 40000}"),
+           "ids of a trace that holds one of 32768 or more are CUPTI's");
+    return 0;
+}
+
 /* The checker must fail a broken trace, or its passes above mean nothing: a kernel whose flow
  * has no start, and two ranges that overlap without nesting. */
 static int test_checker_rejects_broken_trace(void)
@@ -665,6 +718,7 @@ int main(void)
     TEST_RUN(test_api_filter);
     TEST_RUN(test_edge_cases_table);
     TEST_RUN(test_json_checked_by_python);
+    TEST_RUN(test_correlation_ids_written);
     TEST_RUN(test_checker_rejects_broken_trace);
     TEST_RUN(test_open_under_another_tool);
     TEST_RUN(test_open_without_gpu);

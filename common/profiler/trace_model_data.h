@@ -43,6 +43,15 @@ typedef struct {
  * overlap lane 1". */
 #define OVERLAP_LANE_TID_STEP 1000000LL
 
+/* Correlation ids as written: CUPTI's, plus CORRELATION_ID_FLOOR when every id in the trace is
+ * below it. HolisticTraceAnalysis narrows its correlation column to the smallest integer type
+ * that holds the values, then stores row numbers in a column made from it: with every id below
+ * 128 (or 32768), a trace of more rows than that does not load under pandas 3. Ids of 32768 or
+ * more make the column 32 bits wide. The rule leaves a trace written under it as it is when it
+ * is written again (tests/trace_replay.py), and tools/trace_upgrade.py applies it to a trace
+ * written before it. */
+#define CORRELATION_ID_FLOOR 32768u
+
 typedef struct {
     trace_gpu_activity rec; /* rec.name is `name` */
     char *name;
