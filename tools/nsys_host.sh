@@ -15,10 +15,10 @@
 #                   do).
 #   --importer-pack also writes QdstrmImporter alone, with the libraries it loads (the host side's,
 #                   and the system's beyond the C and C++ runtimes, which a GPU machine's base
-#                   system may lack), as one .tar.xz under .nsys/target/ (about 14 MB). Unpacked
-#                   into the folder that holds the recorder's target-linux-x64, it sits where that
-#                   recorder looks for its importer (host-linux-x64/), and `nsys profile` there
-#                   writes a .nsys-rep instead of a .qdstrm.
+#                   system may lack), as one .tar.xz under .nsys/target/ (16 MB for 2024.2.3).
+#                   Unpacked into the folder that holds the recorder's target-linux-x64, it sits
+#                   where that recorder looks for its importer (host-linux-x64/), and `nsys
+#                   profile` there writes a .nsys-rep instead of a .qdstrm.
 # The packages come through a private apt configuration (own sources list, state and cache under
 # the prefix) pointing at the mirror this system already uses; the one library the host side
 # needs that is not on a Debian 12 system (libssh) comes from that system's own suite, extracted
