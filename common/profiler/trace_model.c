@@ -559,7 +559,9 @@ static int compare_entries_by_name(const void *pa, const void *pb)
 {
     const table_entry *a = pa, *b = pb;
     int by_name = compare_rows_by_name(&a->row, &b->row);
-    return by_name ? by_name : (a->first_index > b->first_index) - (a->first_index < b->first_index);
+    if (by_name)
+        return by_name;
+    return (a->first_index > b->first_index) - (a->first_index < b->first_index);
 }
 
 /* Whether entry a was seen before entry b: PyTorch walks the events by start time, the longer
