@@ -14,7 +14,8 @@ gpu_user_annotation mirrors a range of the same name and External id; lanes have
 
 --layered adds PyTorch's layering of a trace: ProfilerStep#N ranges are user_annotation and are
 not mirrored on the GPU; only user_annotation ranges are (cpu_op ops are not); a cpu_op carries
-all four input keys of "record_shapes" or none; of two slices of one lane with the same ts and
+all four input keys of "record_shapes" or none, and with "record_shapes": 1 some op has
+dimensions in "Input Dims"; of two slices of one lane with the same ts and
 dur the outer one is written first (a step before the range inside it, a user_annotation before
 a cpu_op, a range before an API call, a gpu_user_annotation before GPU work).
 --lanes-nest adds the nesting check to the GPU lanes: Perfetto draws a lane's slices as a stack
@@ -40,8 +41,10 @@ DEVICE_KEYS = ("id", "name", "totalGlobalMem", "computeMajor", "computeMinor", "
 INPUT_KEYS = ("Concrete Inputs", "Input type", "Input Strides", "Input Dims")
 # ts and dur carry three decimals of a microsecond; allow for the float rounding of large ts.
 SLACK_US = 0.002
-# GPU work that overlaps earlier work of its stream sits on lane stream + k * 2^32 (k = 1, 2...)
-OVERLAP_LANE_STEP = 1 << 32
+# GPU work that overlaps earlier work of its stream sits on lane stream + k * 1000000 (k = 1,
+# 2...): a thread id below 2^31, as Perfetto reads thread ids as 32-bit integers
+OVERLAP_LANE_STEP = 1000000
+MAX_TID = (1 << 31) - 1
 
 
 class Checker:
@@ -128,6 +131,11 @@ def check_layering(trace, events, c):
         if e.get("ph") == "X" and e.get("cat") == "cpu_op":
             missing = [k for k in INPUT_KEYS if k not in e.get("args", {})]
             c.expect(len(missing) in (0, len(INPUT_KEYS)), f"{describe(e)}: input keys without {missing}")
+    # "record_shapes": 1 says shapes were recorded: some op then has its inputs' dimensions
+    if trace.get("record_shapes") == 1:
+        c.expect(any(e.get("args", {}).get("Input Dims") for e in events
+                     if e.get("ph") == "X" and e.get("cat") == "cpu_op"),
+                 "record_shapes is 1, but no cpu_op has an 'Input Dims' that is not empty")
     seen = collections.defaultdict(list)
     for e in events:
         if e.get("ph") == "X":
@@ -152,11 +160,11 @@ def check_gpu_args(events, c):
                 c.expect(isinstance(value, list) and len(value) == 3
                          and all(isinstance(v, int) and v > 0 for v in value),
                          f"{describe(e)}: '{key}' is not three positive integers: {value}")
-        # a lane of its stream: the stream's own, or an overlap lane (stream + k * 2^32)
+        # a lane of its stream: the stream's own, or an overlap lane (stream + k * 1000000)
         tid, stream = e.get("tid"), args.get("stream")
         c.expect(e.get("pid") == args.get("device") and isinstance(tid, int) and isinstance(stream, int)
-                 and tid >= stream and (tid - stream) % OVERLAP_LANE_STEP == 0,
-                 f"{describe(e)}: lane (pid, tid) is not (device, a lane of its stream)")
+                 and stream <= tid <= MAX_TID and (tid - stream) % OVERLAP_LANE_STEP == 0,
+                 f"{describe(e)}: lane (pid, tid) is not (device, a lane of its stream within 32 bits)")
 
 
 def check_flows(events, c, allow_unmatched_starts):

@@ -15,8 +15,10 @@
     (a kernel launch through the runtime where PyTorch's goes through the driver, as
     torch.compile's Triton kernels do, counts as a launch), and the steps' share of self CPU time (the ProfilerStep* row of the table) within a factor
     of two of PyTorch's. Without such a folder these checks are one SKIP naming the tool.
-  - The run the chapters quote (docs/results/h200-2026-12-01/traces): the same checks as the
-    fixtures.
+    The fixtures are checked as tools/trace_upgrade.py brings them up to the writer's rules of
+    today (correlation ids, overlap lanes, record_shapes), which they predate.
+  - The run the chapters quote (docs/results/h200-2026-12-01/traces, rewritten by that tool):
+    the same checks as the fixtures, on the files as committed.
 The share is computed from each trace's .json as key_averages() computes it (every CPU slice's
 duration less its children's), which reproduces PyTorch's own tables (checked too).
 One line per check: PASS/FAIL/SKIP name.
@@ -34,6 +36,8 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 import trace_replay  # noqa: E402
 from checks import report  # noqa: E402
 import checks  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import trace_upgrade  # noqa: E402
 
 COMMITTED = os.path.join(ROOT, "docs", "results", "h200-2026-11-30", "traces")
 # the run the chapters quote, recorded in the current layout
@@ -151,15 +155,21 @@ def check_share_method():
                else f"{mine:.2f} % from the .json, {table} % in PyTorch's table")
 
 
-def check_current_layout(folder, label, kernels_of=None):
+def check_current_layout(folder, label, kernels_of=None, upgrade_into=None):
     """Traces written by the current writer on the GPU: layered as PyTorch's, and no API call
-    PyTorch's trace of the same program lacks."""
+    PyTorch's trace of the same program lacks. upgrade_into: a folder where each trace is first
+    brought up to the writer's current rules (tools/trace_upgrade.py), for traces recorded
+    before them."""
     where = os.path.relpath(folder, ROOT)
     for tag, kernels in dict(KERNELS_PER_STEP, **(kernels_of or {})).items():
         path = os.path.join(folder, tag + ".json")
         if not os.path.exists(path):
             report(f"{label}_{tag}", f"not in {where}")
             continue
+        if upgrade_into:
+            upgraded = os.path.join(upgrade_into, tag.replace("/", "_") + ".json")
+            trace_upgrade.upgrade_file(path, upgraded)
+            path = upgraded
         report(f"{label}_{tag}", checker(path, kernels, "--layered", "--lanes-nest",
                                          "--require-categories", REQUIRED + ",cpu_op,Trace"))
     for tag, ref in PAIRS.items():
@@ -212,7 +222,11 @@ def main():
 
     fresh = fixture_folder()
     if fresh:
-        check_current_layout(fresh, "h200_fixture")
+        # recorded before the writer's last rules (correlation ids, overlap lanes, record_shapes):
+        # checked as tools/trace_upgrade.py rewrites them, which tests/test_trace_upgrade.py
+        # shows to be what the writer writes from their records
+        with tempfile.TemporaryDirectory(prefix="test_h200_fixtures_") as scratch:
+            check_current_layout(fresh, "h200_fixture", upgrade_into=scratch)
     else:
         print("SKIP h200_fixtures: no fixtures of the current layout under tests/data/ (a folder "
               "h200-*/ with a FIXTURES file: tools/h200_fixtures.sh makes it on a GPU)")

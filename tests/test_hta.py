@@ -4,7 +4,9 @@ profiler traces, reads ours beside PyTorch's own traces of the same programs, un
 under pandas 3.
 
 Our traces: the fixtures of an H200 run. A folder tests/data/h200-*/ holding a FIXTURES file
-(tools/h200_fixtures.sh makes it on a GPU) is read as it is, the newest first; without one, the
+(tools/h200_fixtures.sh makes it on a GPU) is read, the newest first, as tools/trace_upgrade.py
+brings it up to the writer's rules of today (correlation ids, overlap lanes, record_shapes: the
+same trace as the writer makes of its records, tests/test_trace_upgrade.py); without one, the
 committed tests/data/h200-2026-11-30/, recorded before the current layout, is written again by
 the current writer from the records it holds (tests/trace_replay.py), so that what is checked is
 the trace a run makes today.
@@ -33,15 +35,18 @@ the trace a run makes today.
     non-zero, CPU time zero), within the table's rounding; copies and memsets are memory work;
     every piece of GPU work is linked to the call that launched it (correlation ids).
   - The synthetic step of tests/test_trace.c: HTA's breakdown equals the records fed in.
+  - The chapters' run as committed (docs/results/h200-2026-12-01/, traces and nsys): every trace
+    of ours loads and gives a kernel breakdown, as it is.
 
 pandas: the checks run under the pandas python3 imports, then again under the other major
 version where it is installed beside it as a pip --target folder, .py/pandas2 or .py/pandas3
 (python3 -m pip install --target .py/pandas3 'pandas>=3,<4'; .ci/run installs both). Without it
-the checks of that version are SKIPs that name it. With pandas 3, HTA 0.5.0 fails on a trace whose
-correlation ids all fit in int8 and that holds more than 128 rows (it narrows the column to int8,
-then stores row indices in a column derived from it); PyTorch's traces of these programs stay
-below one of the two limits. The side by side runs HTA as it is; the checks of one trace alone
-widen that column first, and say so on a 'note:' line.
+the checks of that version are SKIPs that name it. HTA 0.5.0 narrows the correlation column to
+the smallest integer type that holds the ids, then stores row numbers in a column made from it:
+under pandas 3 a trace whose ids all lie below 128 (32768) and that holds more rows than that
+does not load. PyTorch's traces of these programs stay below one of the limits; our writer adds
+32768 to ids that all lie below it, and every check runs HTA as it is. A trace of ours within
+reach of that failure fails its check, under either pandas.
 
 One line per check: PASS name, FAIL name: why, SKIP name: why; 'note:' lines explain. Exit
 status 1 on any FAIL. --table prints the side by side as a Markdown table instead (both pandas).
@@ -60,8 +65,11 @@ import warnings
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 import trace_replay  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import trace_upgrade  # noqa: E402
 
 COMMITTED = os.path.join(ROOT, "tests", "data", "h200-2026-11-30")
+CHAPTERS_RUN = os.path.join(ROOT, "docs", "results", "h200-2026-12-01")
 REFERENCE = os.path.join(ROOT, "tests", "data", "reference")
 TEST_TRACE = os.path.join(ROOT, "bin", "tests", "test_trace")
 CHILD_FLAG = "--under-other-pandas"
@@ -138,17 +146,19 @@ class Ours:
 
     def describe(self):
         if self.fresh:
-            return f"the fixtures in {os.path.relpath(self.fresh, ROOT)}"
+            return (f"the fixtures in {os.path.relpath(self.fresh, ROOT)}, as tools/trace_upgrade.py "
+                    "rewrites them")
         return (f"the records of {os.path.relpath(COMMITTED, ROOT)} written again by the current "
                 "writer")
 
     def json(self, tag):
         recorded = os.path.join(self.source, tag + ".json")
-        if self.fresh:
-            return recorded
         out = os.path.join(self.scratch, short(tag))
         if not os.path.exists(out + ".json"):
-            trace_replay.replay(recorded, out)
+            if self.fresh:
+                trace_upgrade.upgrade_file(recorded, out + ".json")
+            else:
+                trace_replay.replay(recorded, out)
         return out + ".json"
 
     def table(self, tag):
@@ -255,7 +265,25 @@ CALLS = [
         operator_name=r, output_dir=o, min_pattern_len=2))),
     ("critical path", lambda a, o, r: bool(a.critical_path_analysis(
         rank=0, annotation="ProfilerStep", instance_id=0)[1])),
+    ("aten op kernels and delay", lambda a, o, r: sum(
+        len(df) for df in a.get_aten_op_kernels_and_delay().values())),
 ]
+# Calls that look for what only PyTorch writes: call -> (what the trace must lack, why not
+# applicable). HTA's aten op statistics start from the slices named aten::*; our ops are named
+# after the program's ranges (gemm, gelu), so it finds none and raises on the empty result.
+NOT_APPLICABLE = {
+    "aten op kernels and delay": ("aten::", "no aten:: ops: ours are named after the program's ranges"),
+}
+
+
+def not_applicable(call, json_path):
+    """Why `call` does not apply to the trace, or None."""
+    if call not in NOT_APPLICABLE:
+        return None
+    prefix, why = NOT_APPLICABLE[call]
+    with open(json_path) as f:
+        names = {e.get("name", "") for e in json.load(f)["traceEvents"]}
+    return None if any(n.startswith(prefix) for n in names) else why
 
 
 def failure(e):
@@ -401,8 +429,12 @@ def side_by_side(ours, pandas_major, notes):
             (t_kind, t_val), (o_kind, o_val) = theirs[call], mine[call]
             verdict = "same"
             if t_kind == "ok" and o_kind != "ok":
-                excuse = rounding_excuse(our_json, our_range, call, [ref_json], ref_range)
-                if excuse:
+                why_not = not_applicable(call, our_json)
+                excuse = None if why_not else \
+                    rounding_excuse(our_json, our_range, call, [ref_json], ref_range)
+                if why_not:
+                    verdict = "not applicable: " + why_not
+                elif excuse:
                     notes.append(f"{label}, {call}: {excuse}")
                     verdict = "ours fails under HTA's rounding only (note)"
                 else:
@@ -446,17 +478,11 @@ def unpaired(ours, pandas_major, notes):
         if our_json is None:
             continue
         results = run_calls(our_json, "mlp_fwd")
-        narrowed = narrowing_bug(our_json) if pandas_major >= 3 else None
-        if narrowed and all(kind == "error" and value.startswith("does not load")
-                            for kind, value in results.values()):
-            notes.append(f"{tag}: {narrowed}; the calls run with that column widened to int64")
-            undo = widen_correlation_for_pandas3()
-            results = run_calls(our_json, "mlp_fwd")
-            undo()
-        problems = []
+        narrowed = narrowing_bug(our_json)
+        problems = [narrowed] if narrowed else []
         for call in sorted(everywhere):
             kind, value = results[call]
-            if kind == "ok":
+            if kind == "ok" or not_applicable(call, our_json):
                 continue
             excuse = rounding_excuse(our_json, "mlp_fwd", call, references)
             if excuse:
@@ -551,29 +577,35 @@ def narrowing_bug(json_path):
     with open(json_path) as f:
         events = json.load(f)["traceEvents"]
     ids = [e["args"]["correlation"] for e in events if "correlation" in e.get("args", {})]
-    if not ids or max(ids) >= 128 or len(events) <= 128:
-        return None
-    return (f"every correlation id below 128 and {len(events)} events: HTA 0.5.0 narrows the "
-            "column to int8 and cannot store row indices in it under pandas 3")
+    for limit, width in ((128, "int8"), (32768, "int16")):
+        if ids and max(ids) < limit < len(events):
+            return (f"every correlation id below {limit} and {len(events)} events: HTA 0.5.0 "
+                    f"narrows the column to {width} and cannot store row numbers in it under "
+                    "pandas 3")
+    return None
 
 
-def widen_correlation_for_pandas3():
-    """HTA 0.5.0 with pandas 3: see the module's docstring. Widens 'correlation' to int64 before
-    HTA derives its index column from it. Returns a function that undoes it."""
-    import hta.common.trace as hta_trace
-
-    original = hta_trace.transform_correlation_to_index
-
-    def widened(df, symbol_table):
-        if "correlation" in df.columns:
-            df["correlation"] = df["correlation"].astype("int64")
-        return original(df, symbol_table)
-
-    hta_trace.transform_correlation_to_index = widened
-
-    def undo():
-        hta_trace.transform_correlation_to_index = original
-    return undo
+def check_chapters_run(pandas_major):
+    """Every trace of ours that the chapters' run committed loads in HTA as it is."""
+    name = f"hta_loads_chapters_run_pandas{pandas_major}"
+    paths = sorted(p for p in glob.glob(os.path.join(CHAPTERS_RUN, "**", "*.json"), recursive=True)
+                   if os.sep + "reference" + os.sep not in p)
+    if not paths:
+        report(name, skip=f"{os.path.relpath(CHAPTERS_RUN, ROOT)} holds no traces")
+        return
+    problems = []
+    for path in paths:
+        where = os.path.relpath(path, CHAPTERS_RUN)
+        narrowed = narrowing_bug(path)
+        if narrowed:
+            problems.append(f"{where}: {narrowed}")
+        try:
+            with tempfile.TemporaryDirectory(prefix="test_hta_run_") as rank_dir:
+                if not kernel_breakdown(analysis_of(path, rank_dir, nanoseconds=False)):
+                    problems.append(f"{where}: no kernels in HTA's breakdown")
+        except Exception as e:  # HTA raising on a committed trace is the failure checked for
+            problems.append(f"{where}: {failure(e)}")
+    report(name, "; ".join(problems[:3]) if problems else None)
 
 
 # ---- under both pandas ----------------------------------------------------------------------
@@ -588,6 +620,7 @@ def other_pandas(major):
 def all_check_names(pandas_major):
     names = [f"hta_side_by_side_{p[3].split('/')[0]}_pandas{pandas_major}" for p in PAIRS]
     names += [f"hta_as_pytorch_{short(t)}_pandas{pandas_major}" for t in UNPAIRED]
+    names.append(f"hta_loads_chapters_run_pandas{pandas_major}")
     return names
 
 
@@ -612,15 +645,10 @@ def run_under_this_pandas(table):
         unpaired(ours, major, notes)
         for note in notes:
             print(f"note: pandas {major}: {note}")
-        undo = lambda: None  # noqa: E731
-        if major >= 3:
-            undo = widen_correlation_for_pandas3()
-            print(f"note: pandas {pandas.__version__}: widening HTA's correlation column to int64 "
-                  "for the checks of one trace alone (HTA 0.5.0 narrows it to int8, then fails)")
         for tag in ALONE:
             check_alone(ours, tag)
         check_synthetic()
-        undo()
+        check_chapters_run(major)
     return major, pandas.__version__, rows
 
 

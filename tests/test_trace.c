@@ -206,6 +206,30 @@ static int test_table_sums(void)
     return 0;
 }
 
+/* Rows of equal CUDA total keep the order in which they were first seen, as key_averages()
+ * keeps them (a stable sort by CUDA total), not an order by CPU total or name: the API calls,
+ * none with CUDA time, in the order they started. */
+static int test_table_ties_first_seen(void)
+{
+    trace_model *m = synthetic_step();
+    EXPECT(m, "synthetic model built");
+    const char *want[] = {"cudaMemsetAsync", "cuLaunchKernelEx", "cudaLaunchKernel",
+                          "cudaMemcpyAsync", "cudaDeviceSynchronize"};
+    size_t n = 0, k = 0;
+    const trace_table_row *rows = trace_model_table(m, &n);
+    char got[512] = "";
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].is_gpu || rows[i].cuda_total_us != 0)
+            continue;
+        snprintf(got + strlen(got), sizeof got - strlen(got), " %s", rows[i].name);
+        EXPECT(k < 5 && strcmp(rows[i].name, want[k]) == 0, "rows without CUDA time:%s", got);
+        k++;
+    }
+    EXPECT(k == 5, "five rows without CUDA time:%s", got);
+    trace_model_free(m);
+    return 0;
+}
+
 static int test_table_text(void)
 {
     trace_model *m = synthetic_step();
@@ -481,6 +505,12 @@ static int test_json_checked_by_python(void)
     int rc = system(cmd);
     EXPECT(rc == 0, "check_trace_json.py failed (status %d): %s", rc, cmd);
 
+    /* The ops' input keys are empty: the header must not claim that shapes were recorded. */
+    static char whole[65536];
+    EXPECT(read_file(json, whole, sizeof whole), "read %s", json);
+    EXPECT(strstr(whole, "\n  \"record_shapes\": 0,\n") && !strstr(whole, "\"record_shapes\": 1"),
+           "record_shapes: 0 in the header of %s", json);
+
     char text[8192];
     EXPECT(read_file(txt, text, sizeof text), "read %s", txt);
     EXPECT(strstr(text, "Self CUDA time total: 57.000us"), "table file footer:\n%s", text);
@@ -488,6 +518,59 @@ static int test_json_checked_by_python(void)
     unlink(json);
     unlink(txt);
     rmdir(dir);
+    return 0;
+}
+
+/* Writes `m` under dir and reads the JSON back into `text`; false when either fails. */
+static bool written_json(trace_model *m, const char *dir, char *text, size_t size)
+{
+    char base[96], json[112];
+    snprintf(base, sizeof base, "%s/ids", dir);
+    snprintf(json, sizeof json, "%s.json", base);
+    bool ok = trace_model_write(m, base, 0) == 0 && read_file(json, text, size);
+    unlink(json);
+    snprintf(json, sizeof json, "%s.txt", base);
+    unlink(json);
+    return ok;
+}
+
+/* Correlation ids all below 32768 are written plus 32768 (so that HolisticTraceAnalysis's
+ * correlation column is 32 bits wide), on the calls, the GPU work and the flows alike; a trace
+ * holding an id of 32768 or more keeps CUPTI's ids as they are. */
+static int test_correlation_ids_written(void)
+{
+    char dir[] = "/tmp/test_trace_ids_XXXXXX";
+    EXPECT(mkdtemp(dir), "mkdtemp");
+    static char text[65536];
+    trace_model *m = synthetic_step();
+    EXPECT(m, "synthetic model built");
+    bool ok = written_json(m, dir, text, sizeof text);
+    trace_model_free(m);
+    EXPECT(ok, "the synthetic step written and read back");
+    /* cuLaunchKernelEx has correlation 10: 32778 on the call, the kernel and both flow ends */
+    EXPECT(strstr(text, "\"cbid\": 0, \"correlation\": 32778}") &&
+               strstr(text, "\"correlation\": 32778, \"registers per thread\"") &&
+               strstr(text, "\"ph\": \"s\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": 32778,") &&
+               strstr(text, "\"ph\": \"f\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": 32778,"),
+           "correlation 10 written as 32778 on the call, the kernel and the flow");
+    EXPECT(!strstr(text, "\"correlation\": 10,") && !strstr(text, "\"correlation\": 10}") &&
+               !strstr(text, "\"id\": 10,"),
+           "CUPTI's id 10 is not written as it is");
+
+    m = trace_model_new("test_trace", 1);
+    EXPECT(m, "model");
+    add_range(m, "ProfilerStep#1", 0, 100);
+    add_call(m, TRACE_API_RUNTIME, "cudaLaunchKernel", 7, 2, 4);
+    add_kernel(m, "k", 7, 10, 20);
+    add_call(m, TRACE_API_RUNTIME, "cudaLaunchKernel", 40000, 30, 32);
+    add_kernel(m, "j", 40000, 40, 50);
+    EXPECT(trace_model_build(m) == 0, "build");
+    ok = written_json(m, dir, text, sizeof text);
+    trace_model_free(m);
+    rmdir(dir);
+    EXPECT(ok, "the second trace written and read back");
+    EXPECT(strstr(text, "\"correlation\": 7}") && strstr(text, "\"correlation\": 40000}"),
+           "ids of a trace that holds one of 32768 or more are CUPTI's");
     return 0;
 }
 
@@ -628,12 +711,14 @@ int main(void)
 {
     TEST_RUN(test_format_time);
     TEST_RUN(test_table_sums);
+    TEST_RUN(test_table_ties_first_seen);
     TEST_RUN(test_table_text);
     TEST_RUN(test_kernel_rows_and_ranges);
     TEST_RUN(test_kernel_ops);
     TEST_RUN(test_api_filter);
     TEST_RUN(test_edge_cases_table);
     TEST_RUN(test_json_checked_by_python);
+    TEST_RUN(test_correlation_ids_written);
     TEST_RUN(test_checker_rejects_broken_trace);
     TEST_RUN(test_open_under_another_tool);
     TEST_RUN(test_open_without_gpu);

@@ -9,7 +9,8 @@ trace, event by event: the steps and the program's own range are user_annotation
 inside it cpu_op; the program's range is mirrored once on the GPU lane, no step and no op is;
 work launched in a step outside the program's range is mirrored nowhere; the step and the range
 that share its span are written step first; the kernel that starts before its predecessor ends
-sits on a lane of its own, named after its stream. One line per check: PASS/FAIL/SKIP name.
+sits on a lane of its own, named after its stream, with thread id 1000007 (stream 7 plus a
+million: within the 32 bits Perfetto reads). One line per check: PASS/FAIL/SKIP name.
 """
 import glob
 import json
@@ -108,6 +109,10 @@ def check_edge_layering(trace):
         problems.append("decode_down overlaps decode_gate_up on the same lane")
     elif "stream 7" not in names.get((down["pid"], down["tid"]), ""):
         problems.append(f"decode_down's lane is named {names.get((down['pid'], down['tid']))!r}")
+    # Perfetto reads thread ids as 32-bit integers: the overlap lane is stream 7's plus a million
+    if down["tid"] != 7 + 1000000:
+        problems.append(f"decode_down's lane has thread id {down['tid']}, not 1000007 (stream 7's "
+                        "first overlap lane, within 32 bits)")
     report("trace_overlap_lane_edge_cases", problems)
 
 

@@ -16,7 +16,9 @@
 #   --import FILE   turn a recorded .qdstrm into a .nsys-rep next to it, then summarise it
 #   --suffix S      append S to the tag (to keep the captures of two nsys versions apart)
 #   --trace LIST    what nsys traces (default cuda,nvtx,cublas)
-# Environment: NSYS (default: nsys on PATH, else the one tools/nsys_host.sh unpacked),
+# Environment: NSYS (default: nsys on PATH, else the one tools/nsys_host.sh unpacked: 2024.2.3
+#   from .nsys/host-2024 (--experimental) before 2023.4.4 from .nsys/host, as 2024.2.3's importer
+#   is the one that reads the captures of a CUDA 13 run completely; docs/nsight-systems.md),
 #   QDSTRM_IMPORTER (default: the importer of that nsys's own install).
 # The stage runs with --no-trace: our own CUPTI trace cannot run under nsys, which owns CUPTI
 # (the stage would notice and skip it anyway); ./run STAGE FLAGS writes it in a run of its own.
@@ -44,8 +46,14 @@ while [ $# -gt 0 ]; do
 done
 
 nsys=${NSYS:-$(command -v nsys || true)}
-[ -n "$nsys" ] || nsys=$repo/.nsys/host/bin/nsys
-[ -x "$nsys" ] || die "no nsys: put it on PATH, set NSYS=..., or run tools/nsys_host.sh"
+if [ -z "$nsys" ]; then
+    for c in "$repo/.nsys/host-2024/bin/nsys" "$repo/.nsys/host/bin/nsys"; do
+        [ -x "$c" ] && { nsys=$c; break; }
+    done
+fi
+if [ -z "$nsys" ] || [ ! -x "$nsys" ]; then
+    die "no nsys: put it on PATH, set NSYS=..., or run tools/nsys_host.sh --experimental"
+fi
 
 # The importer ships with the host side of an install, next to the recorder's directory.
 importer() {

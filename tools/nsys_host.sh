@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tools/nsys_host.sh [--experimental] [--target-pack]
+# tools/nsys_host.sh [--experimental] [--target-pack] [--importer-pack]
 #   Unpacks Nsight Systems (Debian's non-free `nsight-systems` and `nsight-systems-target`) into a
 #   private prefix, without installing anything system-wide: the `nsys` CLI (stats, export, and
 #   profile where a GPU is) and QdstrmImporter, which turns a raw .qdstrm into a .nsys-rep on a
@@ -13,6 +13,12 @@
 #                   CUDA 10 and 11) as one .tar.xz under .nsys/target/, small enough to carry to
 #                   a GPU machine and unpack there (tools/nsys_h200.sh and tools/h200_fixtures.sh
 #                   do).
+#   --importer-pack also writes QdstrmImporter alone, with the libraries it loads (the host side's,
+#                   and the system's beyond the C and C++ runtimes, which a GPU machine's base
+#                   system may lack), as one .tar.xz under .nsys/target/ (16 MB for 2024.2.3).
+#                   Unpacked into the folder that holds the recorder's target-linux-x64, it sits
+#                   where that recorder looks for its importer (host-linux-x64/), and `nsys
+#                   profile` there writes a .nsys-rep instead of a .qdstrm.
 # The packages come through a private apt configuration (own sources list, state and cache under
 # the prefix) pointing at the mirror this system already uses; the one library the host side
 # needs that is not on a Debian 12 system (libssh) comes from that system's own suite, extracted
@@ -20,11 +26,12 @@
 # Environment: NSYS_HOST_PREFIX (default as above).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-suite=trixie pack=0
+suite=trixie pack=0 importer_pack=0
 for arg in "$@"; do
     case $arg in
     --experimental) suite=experimental ;;
     --target-pack) pack=1 ;;
+    --importer-pack) importer_pack=1 ;;
     *) echo "nsys_host: error: unknown option '$arg'" >&2; exit 1 ;;
     esac
 done
@@ -125,6 +132,31 @@ if [ "$pack" = 1 ]; then
         mv "$out.tmp" "$out"
     fi
     say "recorder pack: $out ($(du -h "$out" | cut -f1))"
+fi
+
+if [ "$importer_pack" = 1 ]; then
+    version=$("$prefix/bin/nsys" --version | awk '{print $NF}' | cut -d- -f1)
+    out=$repo/.nsys/target/nsys-importer-$version.tar.xz
+    if [ ! -s "$out" ]; then
+        mkdir -p "$(dirname "$out")"
+        staging=$(mktemp -d)
+        mkdir "$staging/host-linux-x64"
+        cp -L "$host/QdstrmImporter" "$staging/host-linux-x64/"
+        # every library ldd resolves for it, but the C and C++ runtimes and zlib, which any system
+        # that runs the stages has; it finds the rest beside itself (its rpath is $ORIGIN)
+        ldd "$host/QdstrmImporter" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | while read -r l; do
+            case $(basename "$l") in
+            libc.so.*|libm.so.*|libdl.so.*|librt.so.*|libpthread.so.*|libutil.so.*|libresolv.so.*|\
+            libgcc_s.so.*|libstdc++.so.*|libz.so.*) ;;
+            *) cp -L "$l" "$staging/host-linux-x64/" ;;
+            esac
+        done
+        say "packing the importer into $out"
+        tar -C "$staging" -cf - host-linux-x64 | xz -T0 -6 >"$out.tmp"
+        rm -rf "$staging"
+        mv "$out.tmp" "$out"
+    fi
+    say "importer pack: $out ($(du -h "$out" | cut -f1))"
 fi
 
 say "$("$prefix/bin/nsys" --version)"

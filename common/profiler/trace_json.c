@@ -49,7 +49,26 @@ typedef struct {
     FILE *f;
     uint64_t base_ns;
     bool first;
+    uint32_t correlation_shift; /* added to every correlation id (CORRELATION_ID_FLOOR) */
 } event_writer;
+
+/* CORRELATION_ID_FLOOR when every correlation id the trace holds is below it, else 0. */
+static uint32_t correlation_shift(const trace_model *m)
+{
+    for (size_t i = 0; i < m->n_cpu; i++)
+        if (m->cpu[i].kind != CPU_RANGE && m->cpu[i].correlation >= CORRELATION_ID_FLOOR)
+            return 0;
+    for (size_t i = 0; i < m->n_gpu; i++)
+        if (m->gpu[i].rec.correlation >= CORRELATION_ID_FLOOR)
+            return 0;
+    return CORRELATION_ID_FLOOR;
+}
+
+/* A correlation id as written: see CORRELATION_ID_FLOOR. */
+static unsigned long long written_correlation(const event_writer *w, uint32_t correlation)
+{
+    return (unsigned long long)correlation + w->correlation_shift;
+}
 
 /* Starts one event object: separator, then `{"ph": "X", "cat": ..., "name": ...`. */
 static void begin_event(event_writer *w, const char *ph, const char *cat, const char *name)
@@ -107,10 +126,11 @@ static void write_cpu_events(event_writer *w, const trace_model *m)
         fputs(", \"args\": {", w->f);
         if (e->op >= 0)
             fprintf(w->f, "\"External id\": %d, ", m->cpu[e->op].external_id);
-        fprintf(w->f, "\"cbid\": %u, \"correlation\": %u}}", e->cbid, e->correlation);
+        fprintf(w->f, "\"cbid\": %u, \"correlation\": %llu}}", e->cbid,
+                written_correlation(w, e->correlation));
         if (e->launched_gpu_work) {
             begin_event(w, "s", "ac2g", "ac2g");
-            fprintf(w->f, ", \"id\": %u", e->correlation);
+            fprintf(w->f, ", \"id\": %llu", written_correlation(w, e->correlation));
             write_lane(w, m->pid, e->tid);
             fputs(", \"ts\": ", w->f);
             write_us(w->f, (int64_t)(e->start_ns - w->base_ns));
@@ -158,9 +178,10 @@ static void write_kernel_args(event_writer *w, const trace_model *m, const gpu_e
     const trace_gpu_activity *k = &e->rec;
     fprintf(w->f,
             "\"queued\": %llu, \"device\": %u, \"context\": %u, \"stream\": %u, "
-            "\"correlation\": %u, \"registers per thread\": %d, \"shared memory\": %d",
+            "\"correlation\": %llu, \"registers per thread\": %d, \"shared memory\": %d",
             (unsigned long long)(k->queued_ns / 1000), k->device, k->context, k->stream,
-            k->correlation, k->registers_per_thread, k->static_shared + k->dynamic_shared);
+            written_correlation(w, k->correlation), k->registers_per_thread,
+            k->static_shared + k->dynamic_shared);
     const trace_device_props *d = device_props(m, k->device);
     float blocks_per_sm = 0.0f, occupancy = -1.0f;
     if (d && d->num_sms > 0) {
@@ -210,8 +231,9 @@ static void write_gpu_events(event_writer *w, const trace_model *m)
         if (a->kind == TRACE_GPU_KERNEL) {
             write_kernel_args(w, m, e);
         } else {
-            fprintf(w->f, "\"device\": %u, \"context\": %u, \"stream\": %u, \"correlation\": %u",
-                    a->device, a->context, a->stream, a->correlation);
+            fprintf(w->f,
+                    "\"device\": %u, \"context\": %u, \"stream\": %u, \"correlation\": %llu",
+                    a->device, a->context, a->stream, written_correlation(w, a->correlation));
             uint64_t dur_ns = a->end_ns - a->start_ns;
             /* bytes per nanosecond is GB/s */
             fprintf(w->f, ", \"bytes\": %llu, \"memory bandwidth (GB/s)\": %.6g",
@@ -220,7 +242,7 @@ static void write_gpu_events(event_writer *w, const trace_model *m)
         fputs("}}", w->f);
         if (launch) {
             begin_event(w, "f", "ac2g", "ac2g");
-            fprintf(w->f, ", \"id\": %u", a->correlation);
+            fprintf(w->f, ", \"id\": %llu", written_correlation(w, a->correlation));
             write_lane(w, a->device, gpu_lane_tid(a->stream, e->lane));
             fputs(", \"ts\": ", w->f);
             write_us(w->f, (int64_t)(a->start_ns - w->base_ns));
@@ -418,15 +440,17 @@ static void write_json(FILE *f, const trace_model *m, const char *path)
     fputs("{\n  \"schemaVersion\": 1,\n", f);
     write_device_properties(f, m);
     write_trace_id(f, m);
-    /* PyTorch's key of a trace recorded with record_shapes, whose op input keys ours carry */
-    fputs("  \"record_shapes\": 1,\n", f);
+    /* PyTorch's key of a trace recorded with record_shapes, whose op input keys ours carry.
+     * Ours stay empty, so 0: no shapes were recorded. (PyTorch leaves the key out then; writing
+     * it keeps the top-level keys in PyTorch's order.) */
+    fputs("  \"record_shapes\": 0,\n", f);
     fprintf(f,
             "  \"cuda_driver_version\": %d,\n  \"cuda_runtime_version\": %d,\n"
             "  \"cupti_version\": %d,\n  \"displayTimeUnit\": \"ms\",\n"
             "  \"baseTimeNanoseconds\": %llu,\n  \"traceEvents\": [",
             m->driver_version, m->runtime_version, m->cupti_version,
             (unsigned long long)m->base_ns);
-    event_writer w = {f, m->base_ns, true};
+    event_writer w = {f, m->base_ns, true, correlation_shift(m)};
     write_cpu_events(&w, m);
     write_gpu_events(&w, m);
     write_gpu_user_annotations(&w, m);

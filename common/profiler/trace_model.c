@@ -538,31 +538,63 @@ static uint64_t earliest_start(const trace_model *m)
     return t == UINT64_MAX ? 0 : t;
 }
 
-/* One table entry per event before grouping by name, as key_averages() does. */
-static int compare_rows_by_name(const void *pa, const void *pb)
+/* One table entry per event before grouping by name, as key_averages() does, with what the
+ * order of the table needs: the CUDA total in integer nanoseconds (so that equal totals compare
+ * equal however they were summed) and where the entry was first seen. */
+typedef struct {
+    trace_table_row row;
+    uint64_t cuda_total_ns;
+    uint64_t first_start_ns, first_end_ns; /* the group's first event, by start */
+    size_t first_index;                    /* its index among the events, for equal spans */
+} table_entry;
+
+static int compare_rows_by_name(const trace_table_row *a, const trace_table_row *b)
 {
-    const trace_table_row *a = pa, *b = pb;
     if (a->is_gpu != b->is_gpu)
         return a->is_gpu ? 1 : -1;
     return strcmp(a->name, b->name);
 }
 
-static int compare_rows_by_cuda_total(const void *pa, const void *pb)
+static int compare_entries_by_name(const void *pa, const void *pb)
 {
-    const trace_table_row *a = pa, *b = pb;
-    if (a->cuda_total_us != b->cuda_total_us)
-        return a->cuda_total_us < b->cuda_total_us ? 1 : -1;
-    if (a->cpu_total_us != b->cpu_total_us)
-        return a->cpu_total_us < b->cpu_total_us ? 1 : -1;
-    return compare_rows_by_name(a, b);
+    const table_entry *a = pa, *b = pb;
+    int by_name = compare_rows_by_name(&a->row, &b->row);
+    if (by_name)
+        return by_name;
+    return (a->first_index > b->first_index) - (a->first_index < b->first_index);
+}
+
+/* Whether entry a was seen before entry b: PyTorch walks the events by start time, the longer
+ * first where two start together. */
+static int compare_first_seen(const table_entry *a, const table_entry *b)
+{
+    if (a->first_start_ns != b->first_start_ns)
+        return a->first_start_ns < b->first_start_ns ? -1 : 1;
+    if (a->first_end_ns != b->first_end_ns)
+        return a->first_end_ns > b->first_end_ns ? -1 : 1;
+    return (a->first_index > b->first_index) - (a->first_index < b->first_index);
+}
+
+/* By CUDA total, largest first; ties keep the order in which the rows were first seen, as
+ * key_averages().table() does (a stable sort of rows kept in first-seen order). */
+static int compare_entries_by_cuda_total(const void *pa, const void *pb)
+{
+    const table_entry *a = pa, *b = pb;
+    if (a->cuda_total_ns != b->cuda_total_ns)
+        return a->cuda_total_ns < b->cuda_total_ns ? 1 : -1;
+    return compare_first_seen(a, b);
 }
 
 static int build_table(trace_model *m)
 {
     size_t n = m->n_cpu + m->n_gpu;
+    table_entry *entries = malloc((n + 1) * sizeof *entries);
     trace_table_row *rows = malloc((n + 1) * sizeof *rows);
-    if (!rows)
+    if (!entries || !rows) {
+        free(entries);
+        free(rows);
         return -1;
+    }
     m->self_cpu_total_us = m->self_cuda_total_us = 0;
     for (size_t i = 0; i < m->n_cpu; i++) {
         const cpu_event *e = &m->cpu[i];
@@ -570,32 +602,45 @@ static int build_table(trace_model *m)
         double self_us = (double)(e->end_ns - e->start_ns - e->children_ns) / 1e3;
         const char *name = e->kind == CPU_RANGE && trace_is_step_range(e->name) ? STEP_TABLE_ROW
                                                                                 : e->name;
-        rows[i] = (trace_table_row){name, false, 1, self_us, dur_us,
+        entries[i] = (table_entry){{name, false, 1, self_us, dur_us,
                                     (double)e->self_cuda_ns / 1e3,
-                                    (double)e->cuda_total_ns / 1e3};
+                                    (double)e->cuda_total_ns / 1e3},
+                                   e->cuda_total_ns, e->start_ns, e->end_ns, i};
         m->self_cpu_total_us += self_us;
     }
     for (size_t i = 0; i < m->n_gpu; i++) {
         const gpu_event *e = &m->gpu[i];
-        double dur_us = (double)(e->rec.end_ns - e->rec.start_ns) / 1e3;
-        rows[m->n_cpu + i] = (trace_table_row){e->name, true, 1, 0, 0, dur_us, dur_us};
+        uint64_t dur_ns = e->rec.end_ns - e->rec.start_ns;
+        double dur_us = (double)dur_ns / 1e3;
+        entries[m->n_cpu + i] = (table_entry){{e->name, true, 1, 0, 0, dur_us, dur_us}, dur_ns,
+                                              e->rec.start_ns, e->rec.end_ns, m->n_cpu + i};
         m->self_cuda_total_us += dur_us;
     }
-    qsort(rows, n, sizeof *rows, compare_rows_by_name);
+    qsort(entries, n, sizeof *entries, compare_entries_by_name);
     size_t groups = 0;
     for (size_t i = 0; i < n; i++) {
-        if (groups > 0 && compare_rows_by_name(&rows[groups - 1], &rows[i]) == 0) {
-            trace_table_row *g = &rows[groups - 1];
-            g->calls++;
-            g->self_cpu_us += rows[i].self_cpu_us;
-            g->cpu_total_us += rows[i].cpu_total_us;
-            g->self_cuda_us += rows[i].self_cuda_us;
-            g->cuda_total_us += rows[i].cuda_total_us;
+        table_entry *g = groups > 0 ? &entries[groups - 1] : NULL;
+        if (g && compare_rows_by_name(&g->row, &entries[i].row) == 0) {
+            const table_entry *e = &entries[i];
+            g->row.calls++;
+            g->row.self_cpu_us += e->row.self_cpu_us;
+            g->row.cpu_total_us += e->row.cpu_total_us;
+            g->row.self_cuda_us += e->row.self_cuda_us;
+            g->row.cuda_total_us += e->row.cuda_total_us;
+            g->cuda_total_ns += e->cuda_total_ns;
+            if (compare_first_seen(e, g) < 0) {
+                g->first_start_ns = e->first_start_ns;
+                g->first_end_ns = e->first_end_ns;
+                g->first_index = e->first_index;
+            }
         } else {
-            rows[groups++] = rows[i];
+            entries[groups++] = entries[i];
         }
     }
-    qsort(rows, groups, sizeof *rows, compare_rows_by_cuda_total);
+    qsort(entries, groups, sizeof *entries, compare_entries_by_cuda_total);
+    for (size_t i = 0; i < groups; i++)
+        rows[i] = entries[i].row;
+    free(entries);
     m->table = rows;
     m->n_table = groups;
     return 0;

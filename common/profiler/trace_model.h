@@ -114,7 +114,8 @@ int trace_model_write(const trace_model *m, const char *base, int top_rows);
 /* The table alone, `max_rows` rows (all when negative), with header and footer. */
 void trace_model_print_table(const trace_model *m, FILE *out, int max_rows);
 
-/* The table rows sorted by CUDA total, and the two footer totals in microseconds. */
+/* The table rows sorted by CUDA total (equal totals in the order first seen, as PyTorch keeps
+ * them), and the two footer totals in microseconds. */
 const trace_table_row *trace_model_table(const trace_model *m, size_t *count);
 void trace_model_totals(const trace_model *m, double *self_cpu_us, double *self_cuda_us);
 

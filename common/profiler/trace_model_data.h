@@ -36,9 +36,21 @@ typedef struct {
     bool launched_gpu_work;
 } cpu_event;
 
-/* The thread id of overlap lane k of stream s in the JSON: s + k * OVERLAP_LANE_TID_STEP, above
- * every 32-bit stream id. */
-#define OVERLAP_LANE_TID_STEP (1LL << 32)
+/* The thread id of overlap lane k of stream s in the JSON: s + k * OVERLAP_LANE_TID_STEP.
+ * Perfetto reads a thread id as a 32-bit integer, so the id stays below 2^31 (k up to 2146);
+ * CUPTI numbers streams from a handful up, one per stream created, so no real stream id reaches
+ * a million and no overlap lane takes a stream's id. In decimal, 1000007 reads "stream 7,
+ * overlap lane 1". */
+#define OVERLAP_LANE_TID_STEP 1000000LL
+
+/* Correlation ids as written: CUPTI's, plus CORRELATION_ID_FLOOR when every id in the trace is
+ * below it. HolisticTraceAnalysis narrows its correlation column to the smallest integer type
+ * that holds the values, then stores row numbers in a column made from it: with every id below
+ * 128 (or 32768), a trace of more rows than that does not load under pandas 3. Ids of 32768 or
+ * more make the column 32 bits wide. The rule leaves a trace written under it as it is when it
+ * is written again (tests/trace_replay.py), and tools/trace_upgrade.py applies it to a trace
+ * written before it. */
+#define CORRELATION_ID_FLOOR 32768u
 
 typedef struct {
     trace_gpu_activity rec; /* rec.name is `name` */
