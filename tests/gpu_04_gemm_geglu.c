@@ -27,11 +27,7 @@
 #include "harness.h"
 #include "ref.h"
 
-static int have_gpu(void)
-{
-    int n = 0;
-    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
+static int have_gpu(void) { return harness_no_gpu() == NULL; }
 
 /* One problem: its inputs rounded to the dtype and packed for the GPU, and the reference of the
  * rows checked (all rows when rows is NULL). The reference costs 2 * dim * hidden multiply-adds
@@ -219,7 +215,7 @@ static int test_accepts_conditions(void)
 
 static int test_default_version(void)
 {
-    if (!have_gpu()) SKIP("no CUDA GPU");
+    if (!have_gpu()) SKIP(harness_no_gpu());
     const int v = gemm_geglu_default_version();
     if (!v) SKIP("no version runs here (needs sm_80 or newer)");
     printf("  default: version %d (%s)\n", v, gemm_geglu_version_info(v)->name);
@@ -240,7 +236,7 @@ static void run_version(int version, dtype_t t, int article)
     fflush(stdout);
     int rc = 0;
     if (!have_gpu()) {
-        harness_skip_reason = "no CUDA GPU";
+        harness_skip_reason = harness_no_gpu();
     } else if (!gemm_geglu_runs_here(version)) {
         snprintf(skip_why, sizeof skip_why, "version %d needs sm_%d%s", version, info->min_cc,
                  info->min_cc >= 90 ? " exactly, and this file built for sm_90a" : " or newer");
