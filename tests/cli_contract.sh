@@ -4,6 +4,8 @@
 # problem; without a GPU a valid command exits 2 with one "waived" line.
 # Usage: tests/cli_contract.sh bin/<stage>
 set -u
+# shellcheck source=tests/lib_status.sh
+. "$(dirname "$0")/lib_status.sh" # exit status 1 on any FAIL line
 # shellcheck source=tests/lib_cli.sh
 . "$(dirname "$0")/lib_cli.sh"
 bin=$1

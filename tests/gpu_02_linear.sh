@@ -6,6 +6,8 @@
 # article's shape, and 8192 x 4096 -> 4096 (sampled rows). Then one traced run: each variant
 # must launch exactly the kernels it claims; then --sweep and --dump. Without a usable GPU each case is a SKIP.
 set -u
+# shellcheck source=tests/lib_status.sh
+. "$(dirname "$0")/lib_status.sh" # exit status 1 on any FAIL line
 cd "$(dirname "$0")/.." || exit 1
 . tests/lib_gpu_case.sh
 bin=bin/02_linear

@@ -6,6 +6,8 @@
 # check). Then the trace pass (5 kernels per step), --dump, --sweep, and impossible shapes.
 # Without a usable GPU each case is reported as SKIP with the reason the program gave.
 set -u
+# shellcheck source=tests/lib_status.sh
+. "$(dirname "$0")/lib_status.sh" # exit status 1 on any FAIL line
 cd "$(dirname "$0")/.." || exit 1
 . tests/lib_gpu_case.sh
 stage=03_simple_mlp

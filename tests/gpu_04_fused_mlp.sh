@@ -6,6 +6,8 @@
 # fp32 or dim not a multiple of 8; decode: fp32 or more than 16 tokens) says so in one line: SKIP.
 # Without a usable GPU each case is reported as SKIP with the reason the program gave.
 set -u
+# shellcheck source=tests/lib_status.sh
+. "$(dirname "$0")/lib_status.sh" # exit status 1 on any FAIL line
 cd "$(dirname "$0")/.." || exit 1
 . tests/lib_gpu_case.sh
 stage=04_fused_mlp

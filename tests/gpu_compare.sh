@@ -8,6 +8,8 @@
 # not timing. A case's line is printed when it ends.
 # COMPARE_LOGS=DIR keeps each case's whole output (both tables, the side-by-side) as DIR/N.log.
 set -u
+# shellcheck source=tests/lib_status.sh
+. "$(dirname "$0")/lib_status.sh" # exit status 1 on any FAIL line
 cd "$(dirname "$0")/.." || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -4,6 +4,8 @@
 # once on one GPU both finish with their checks passed (the second may be slower).
 # Without a usable GPU each case is reported as SKIP with the reason the program gave.
 set -u
+# shellcheck source=tests/lib_status.sh
+. "$(dirname "$0")/lib_status.sh" # exit status 1 on any FAIL line
 cd "$(dirname "$0")/.." || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

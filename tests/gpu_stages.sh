@@ -4,6 +4,8 @@
 # make test (quick) runs bf16; make test-full adds fp16 and fp32 (tests/lib_gpu_case.sh).
 # Without a usable GPU each case is reported as SKIP with the reason the stage gave.
 set -u
+# shellcheck source=tests/lib_status.sh
+. "$(dirname "$0")/lib_status.sh" # exit status 1 on any FAIL line
 cd "$(dirname "$0")/.." || exit 1
 . tests/lib_gpu_case.sh
 tmp=$(mktemp -d)
