@@ -5,6 +5,8 @@
  *   gpu_04_gemm_geglu                       every version, small shapes and the article's
  *   gpu_04_gemm_geglu --version N --small   version N on the small shapes only (the sanitizers)
  *   gpu_04_gemm_geglu --versions            prints the version numbers, one a line
+ *   gpu_04_gemm_geglu --needs               prints each version and the compute capability it
+ *                                           needs (10 * major + minor; 90 and up: that one exactly)
  *
  * Shapes are chosen to leave tails everywhere: M, hidden and dim that are not multiples of the
  * 128 x 128 x 32 tile, down to a single row, column and 16-byte chunk; then the article's shape,
@@ -262,6 +264,9 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--versions")) {
             for (int v = 1; v <= gemm_geglu_n_versions(); v++) printf("%d\n", v);
             return 0;
+        } else if (!strcmp(argv[i], "--needs")) {
+            for (int v = 1; v <= gemm_geglu_n_versions(); v++) printf("%d %d\n", v, gemm_geglu_version_info(v)->min_cc);
+            return 0;
         } else if (!strcmp(argv[i], "--small")) {
             small = 1;
         } else if (!strcmp(argv[i], "--version") && i + 1 < argc) {
@@ -274,7 +279,7 @@ int main(int argc, char **argv)
             }
             only = (int)v;
         } else {
-            fprintf(stderr, "gpu_04_gemm_geglu: error: unknown argument '%s' (--version N, --small, --versions)\n",
+            fprintf(stderr, "gpu_04_gemm_geglu: error: unknown argument '%s' (--version N, --small, --versions, --needs)\n",
                     argv[i]);
             return 1;
         }
