@@ -101,6 +101,9 @@ bin $(BUILD):
 # ---- tests ---------------------------------------------------------------------------
 # tests/test_*.c run on the CPU; tests/gpu_*.c need a GPU and report SKIP without one.
 # tests/test_*.py are CPU tests too (run by python3; tests/test_hta.py uses bin/tests/test_trace).
+# PYTHON: the project's virtual environment where it exists (.venv/, see .ci/run), else python3.
+PYTHON ?= $(if $(wildcard .venv/bin/python3),.venv/bin/python3,python3)
+export PYTHON
 CPU_TESTS := $(patsubst tests/%.c,bin/tests/%,$(wildcard tests/test_*.c))
 CPU_SCRIPTS := $(wildcard tests/test_*.py tests/test_*.sh)
 GPU_TESTS := $(patsubst tests/%.c,bin/tests/%,$(wildcard tests/gpu_*.c))

@@ -133,11 +133,9 @@ static int test_transpose_fp32(void) { return all_cases(OP_TRANSPOSE, DTYPE_FP32
 
 int main(void)
 {
-    int count = 0;
-    cudaError_t err = cudaGetDeviceCount(&count);
-    have_gpu = err == cudaSuccess && count > 0;
-    if (!have_gpu)
-        snprintf(why, sizeof why, "no CUDA GPU (%s)", err != cudaSuccess ? cudaGetErrorString(err) : "no device");
+    const char *no_gpu = harness_no_gpu();
+    have_gpu = no_gpu == NULL;
+    if (!have_gpu) snprintf(why, sizeof why, "%s", no_gpu);
     TEST_RUN(test_bias_add_bf16);
     TEST_RUN(test_bias_add_fp16);
     TEST_RUN(test_bias_add_fp32);

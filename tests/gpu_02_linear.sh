@@ -6,6 +6,8 @@
 # article's shape, and 8192 x 4096 -> 4096 (sampled rows). Then one traced run: each variant
 # must launch exactly the kernels it claims; then --sweep and --dump. Without a usable GPU each case is a SKIP.
 set -u
+# shellcheck source=tests/lib_status.sh
+. "$(dirname "$0")/lib_status.sh" # exit status 1 on any FAIL line
 cd "$(dirname "$0")/.." || exit 1
 . tests/lib_gpu_case.sh
 bin=bin/02_linear
@@ -30,7 +32,7 @@ case_() { gpu_case "02_linear $*" 4 "$bin" --variant all "$@"; }
 # Without a usable GPU every case would be waived for the same reason: say it once.
 "$bin" --no-trace --no-plot --no-check --steps 1 --out "$tmp/probe" >"$tmp/log" 2>&1
 if [ $? -eq 2 ]; then
-    echo "SKIP 02_linear GPU cases: $(grep -m1 waived "$tmp/log")"
+    waived_line "02_linear GPU cases" "$tmp/log"
     exit 0
 fi
 
@@ -53,7 +55,7 @@ done
 "$bin" --variant all --no-plot --out "$tmp/traced" >"$tmp/log" 2>&1
 rc=$?
 if [ "$rc" -eq 2 ]; then
-    echo "SKIP 02_linear kernels per step: $(grep -m1 waived "$tmp/log")"
+    waived_line "02_linear kernels per step" "$tmp/log"
 elif [ "$rc" -ne 0 ]; then
     echo "FAIL 02_linear kernels per step: exit $rc"; tail -3 "$tmp/log" | sed 's/^/  /'
 elif grep -q "trace: CUPTI is in use" "$tmp/log"; then
@@ -83,7 +85,7 @@ fi
 rc=$?
 csv="$tmp/sweep/sweep_32x64_bf16_epilogue.csv"
 if [ "$rc" -eq 2 ]; then
-    echo "SKIP 02_linear --sweep: $(grep -m1 waived "$tmp/log")"
+    waived_line "02_linear --sweep" "$tmp/log"
 elif [ "$rc" -eq 0 ] && [ -f "$csv" ] && head -1 "$csv" | grep -q "^batch," && [ "$(wc -l <"$csv")" -eq 18 ]; then
     echo "PASS 02_linear --sweep (17 batch sizes)"
 else

@@ -6,6 +6,8 @@
 # check). Then the trace pass (5 kernels per step), --dump, --sweep, and impossible shapes.
 # Without a usable GPU each case is reported as SKIP with the reason the program gave.
 set -u
+# shellcheck source=tests/lib_status.sh
+. "$(dirname "$0")/lib_status.sh" # exit status 1 on any FAIL line
 cd "$(dirname "$0")/.." || exit 1
 . tests/lib_gpu_case.sh
 stage=03_simple_mlp
@@ -44,7 +46,7 @@ bin/$stage --batch 4 --seq 8 --dim 64 --hidden 256 --no-plot --out "$tmp/trace" 
 rc=$?
 json="$tmp/trace/4x8_64x256_bf16_cold_eager.json"
 if [ "$rc" -eq 2 ]; then
-    echo "SKIP $label: $(grep -m1 waived "$tmp/log")"
+    waived_line "$label" "$tmp/log"
 elif [ "$rc" -ne 0 ] || [ ! -f "$json" ]; then
     echo "FAIL $label: exit $rc, no trace"; tail -3 "$tmp/log" | sed 's/^/  /'
 elif ! grep -q "ran 5 kernels" "$tmp/log"; then
@@ -61,7 +63,7 @@ label="$stage --dump"
 bin/$stage --batch 2 --seq 3 --dim 5 --hidden 7 --steps 1 --no-trace --no-plot --out "$tmp/d" --dump "$tmp/d/dump" >"$tmp/log" 2>&1
 rc=$?
 if [ "$rc" -eq 2 ]; then
-    echo "SKIP $label: $(grep -m1 waived "$tmp/log")"
+    waived_line "$label" "$tmp/log"
 elif [ "$rc" -ne 0 ]; then
     echo "FAIL $label: exit $rc"; tail -3 "$tmp/log" | sed 's/^/  /'
 else
@@ -77,7 +79,7 @@ if ! quick; then
     bin/$stage --sweep --dim 64 --hidden 256 --no-plot --no-trace --out "$tmp/s" >"$tmp/log" 2>&1
     rc=$?
     if [ "$rc" -eq 2 ]; then
-        echo "SKIP $label: $(grep -m1 waived "$tmp/log")"
+        waived_line "$label" "$tmp/log"
     elif [ "$rc" -ne 0 ] || [ "$(grep -c . "$tmp/s/sweep_64x256_bf16_eager.csv" 2>/dev/null)" -ne 17 ]; then
         echo "FAIL $label: exit $rc"; tail -3 "$tmp/log" | sed 's/^/  /'
     else
@@ -91,7 +93,7 @@ bad_case() {
     "bin/$stage" "$@" --no-trace --no-plot --out "$tmp/bad" >"$tmp/log" 2>"$tmp/err"
     local rc=$?
     if [ "$rc" -eq 2 ]; then
-        echo "SKIP $label: $(grep -m1 waived "$tmp/log")"
+        waived_line "$label" "$tmp/log"
     elif [ "$rc" -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "^$stage: error: " "$tmp/err"; then
         echo "PASS $label: $(cat "$tmp/err")"
     else

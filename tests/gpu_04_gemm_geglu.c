@@ -5,6 +5,8 @@
  *   gpu_04_gemm_geglu                       every version, small shapes and the article's
  *   gpu_04_gemm_geglu --version N --small   version N on the small shapes only (the sanitizers)
  *   gpu_04_gemm_geglu --versions            prints the version numbers, one a line
+ *   gpu_04_gemm_geglu --needs               prints each version and the compute capability it
+ *                                           needs (10 * major + minor; 90 and up: that one exactly)
  *
  * Shapes are chosen to leave tails everywhere: M, hidden and dim that are not multiples of the
  * 128 x 128 x 32 tile, down to a single row, column and 16-byte chunk; then the article's shape,
@@ -27,11 +29,7 @@
 #include "harness.h"
 #include "ref.h"
 
-static int have_gpu(void)
-{
-    int n = 0;
-    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
+static int have_gpu(void) { return harness_no_gpu() == NULL; }
 
 /* One problem: its inputs rounded to the dtype and packed for the GPU, and the reference of the
  * rows checked (all rows when rows is NULL). The reference costs 2 * dim * hidden multiply-adds
@@ -219,7 +217,7 @@ static int test_accepts_conditions(void)
 
 static int test_default_version(void)
 {
-    if (!have_gpu()) SKIP("no CUDA GPU");
+    if (!have_gpu()) SKIP(harness_no_gpu());
     const int v = gemm_geglu_default_version();
     if (!v) SKIP("no version runs here (needs sm_80 or newer)");
     printf("  default: version %d (%s)\n", v, gemm_geglu_version_info(v)->name);
@@ -240,7 +238,7 @@ static void run_version(int version, dtype_t t, int article)
     fflush(stdout);
     int rc = 0;
     if (!have_gpu()) {
-        harness_skip_reason = "no CUDA GPU";
+        harness_skip_reason = harness_no_gpu();
     } else if (!gemm_geglu_runs_here(version)) {
         snprintf(skip_why, sizeof skip_why, "version %d needs sm_%d%s", version, info->min_cc,
                  info->min_cc >= 90 ? " exactly, and this file built for sm_90a" : " or newer");
@@ -266,6 +264,9 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--versions")) {
             for (int v = 1; v <= gemm_geglu_n_versions(); v++) printf("%d\n", v);
             return 0;
+        } else if (!strcmp(argv[i], "--needs")) {
+            for (int v = 1; v <= gemm_geglu_n_versions(); v++) printf("%d %d\n", v, gemm_geglu_version_info(v)->min_cc);
+            return 0;
         } else if (!strcmp(argv[i], "--small")) {
             small = 1;
         } else if (!strcmp(argv[i], "--version") && i + 1 < argc) {
@@ -278,7 +279,7 @@ int main(int argc, char **argv)
             }
             only = (int)v;
         } else {
-            fprintf(stderr, "gpu_04_gemm_geglu: error: unknown argument '%s' (--version N, --small, --versions)\n",
+            fprintf(stderr, "gpu_04_gemm_geglu: error: unknown argument '%s' (--version N, --small, --versions, --needs)\n",
                     argv[i]);
             return 1;
         }

@@ -27,11 +27,7 @@
 
 enum { M = 77, DIM = 64, HIDDEN = 96 };
 
-static int have_gpu(void)
-{
-    int n = 0;
-    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
+static int have_gpu(void) { return harness_no_gpu() == NULL; }
 
 /* Removes this test's line from the file, so that the next run measures again. */
 static void forget_shape(const char *path, const char *key)
@@ -53,7 +49,7 @@ static void forget_shape(const char *path, const char *key)
 
 static int test_measured_then_read_back(void)
 {
-    if (!have_gpu()) SKIP("no CUDA GPU");
+    if (!have_gpu()) SKIP(harness_no_gpu());
     if (!gemm_geglu_default_version()) SKIP("no version runs here (needs sm_80 or newer)");
     const dtype_t t = DTYPE_BF16;
     int dev, driver;

@@ -28,11 +28,7 @@
 
 static const dtype_t dtypes[] = {DTYPE_BF16, DTYPE_FP16, DTYPE_FP32};
 
-static int have_gpu(void)
-{
-    int n = 0;
-    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
+static int have_gpu(void) { return harness_no_gpu() == NULL; }
 
 /* n random values in [-bound, bound), rounded to t in place, uploaded, then `pad` NaN values
  * (all-ones bits in every dtype): the rows past the tokens that the decode kernels read
@@ -120,7 +116,7 @@ static int geglu_case(dtype_t t, size_t rows, size_t cols, int concat, size_t of
 /* Separate buffers, as rung fused_geglu passes them: one flat array of M * hidden. */
 static int test_geglu_separate(void)
 {
-    if (!have_gpu()) SKIP("no CUDA GPU");
+    if (!have_gpu()) SKIP(harness_no_gpu());
     const size_t lengths[] = {1, 7, 8, 9, 31, 1000, 4099, 1 << 20};
     for (int d = 0; d < 3; d++)
         for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++) {
@@ -133,7 +129,7 @@ static int test_geglu_separate(void)
 /* The halves of the merged GEMM's output, [rows, 2 * hidden], as rung merged passes them. */
 static int test_geglu_halves(void)
 {
-    if (!have_gpu()) SKIP("no CUDA GPU");
+    if (!have_gpu()) SKIP(harness_no_gpu());
     const size_t shapes[][2] = {{1, 1}, {3, 8}, {5, 13}, {17, 40}, {50, 130}, {100, 257}, {64, 3072}, {65537, 3}};
     for (int d = 0; d < 3; d++)
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
@@ -211,7 +207,7 @@ static int decode_case(dtype_t t, size_t tokens, size_t dim, size_t hidden, uint
 
 static int test_decode(void)
 {
-    if (!have_gpu()) SKIP("no CUDA GPU");
+    if (!have_gpu()) SKIP(harness_no_gpu());
     /* {dim, hidden}: tiny; not multiples of 8 (element-by-element loads); K with a partial last
      * step of 64; K long enough for several rounds of loads per warp (4104 = 64 x 64 + 8;
      * 25000: nine; 65536: 22, with 8192 gate_up blocks of one warp); the article's widths.
@@ -230,7 +226,7 @@ static int test_decode(void)
 
 static int test_decode_refuses(void)
 {
-    if (!have_gpu()) SKIP("no CUDA GPU");
+    if (!have_gpu()) SKIP(harness_no_gpu());
     char why[256] = "";
     EXPECT(!decode_supported(DTYPE_BF16, DECODE_MAX_TOKENS + 1, 768, 3072, why, sizeof why), "17 tokens accepted");
     EXPECT(why[0] != '\0', "no reason given");

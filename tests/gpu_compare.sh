@@ -2,16 +2,32 @@
 # GPU tests of the side-by-side comparison (compare/run_compare.sh): each built stage and PyTorch
 # on the same dumped tensors must agree within the dtype's tolerance, and the side-by-side table
 # must list kernels for both. SKIP with the reason when there is no GPU, no PyTorch, or a stage
-# without --dump.
+# without --dump; a waiver where nvidia-smi lists a GPU, or PyTorch imports, is a FAIL.
 # The cases run COMPARE_JOBS at a time (3 by default): each starts PyTorch twice (a timed pass
 # and a profiled one), tens of seconds that are mostly CPU; what is checked here is agreement,
 # not timing. A case's line is printed when it ends.
 # COMPARE_LOGS=DIR keeps each case's whole output (both tables, the side-by-side) as DIR/N.log.
 set -u
+# shellcheck source=tests/lib_status.sh
+. "$(dirname "$0")/lib_status.sh" # exit status 1 on any FAIL line
 cd "$(dirname "$0")/.." || exit 1
+. tests/lib_gpu_case.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 jobs_max=${COMPARE_JOBS:-3}
+
+# compare_waived LABEL LOG: run_compare.sh exited 2: SKIP only for a cause this machine shows, no
+# GPU (waived_line, tests/lib_gpu_case.sh) or no python3 that imports PyTorch and NumPy; else FAIL.
+compare_waived() {
+    local label=$1 log=$2
+    if grep -qE "^compare: (PyTorch|python3) is required" "$log" && ! python3 -c 'import torch, numpy' 2>/dev/null; then
+        echo "SKIP $label: $(grep -m1 -E "^compare: (PyTorch|python3) is required" "$log")"
+    elif grep -qE "^compare: (PyTorch|python3) is required" "$log"; then
+        echo "FAIL $label: exit 2, $(grep -m1 -E "is required" "$log"), but python3 imports torch and numpy here"
+    else
+        waived_line "$label" "$log"
+    fi
+}
 
 one_case() {  # one_case ID STAGE ARGS...: one PASS/FAIL/SKIP line
     local id=$1 stage=$2; shift 2
@@ -19,7 +35,7 @@ one_case() {  # one_case ID STAGE ARGS...: one PASS/FAIL/SKIP line
     compare/run_compare.sh "$stage" "$@" --steps 3 --no-plot --out "$tmp/$id" >"$log" 2>&1
     local rc=$?
     if [ "$rc" -eq 2 ]; then
-        line="SKIP $label: $(grep -m1 -E 'waived|required' "$log")"
+        line=$(compare_waived "$label" "$log")
     elif [ "$rc" -ne 0 ]; then
         line="FAIL $label: exit $rc"$'\n'"$(grep -E "compare|error|FAIL" "$log" | head -5 | sed 's/^/  /')"
     elif ! grep -q "^compare: .*PASS" "$log" || grep -q "^compare: .*FAIL" "$log"; then
@@ -43,7 +59,7 @@ shapes_case() {
     local rc=$?
     rows=$(tail -n +2 "$csv" 2>/dev/null | grep -c .)
     if [ "$rc" -eq 2 ]; then
-        echo "SKIP $label: $(grep -m1 -E 'waived|required' "$log")"
+        compare_waived "$label" "$log"
     elif [ "$rc" -ne 0 ]; then
         echo "FAIL $label: exit $rc"$'\n'"$(grep -E "compare|error" "$log" | head -5 | sed 's/^/  /')"
     elif [ "$rows" -ne 3 ] || ! grep -q "^first calls in all" "$log"; then

@@ -71,9 +71,8 @@ static int test_bad_input(void)
 
 int main(void)
 {
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-        printf("SKIP gpu_dump: no CUDA GPU\n");
+    if (harness_no_gpu()) {
+        printf("SKIP gpu_dump: %s\n", harness_no_gpu());
         return 0;
     }
     if (!mkdtemp(dir)) {

@@ -163,11 +163,9 @@ static int test_empty(void)
 
 int main(void)
 {
-    int count = 0;
-    cudaError_t err = cudaGetDeviceCount(&count);
-    have_gpu = err == cudaSuccess && count > 0;
-    if (!have_gpu)
-        snprintf(why, sizeof why, "no CUDA GPU (%s)", err != cudaSuccess ? cudaGetErrorString(err) : "no device");
+    const char *no_gpu = harness_no_gpu();
+    have_gpu = no_gpu == NULL;
+    if (!have_gpu) snprintf(why, sizeof why, "%s", no_gpu);
     TEST_RUN(test_gelu_bf16);
     TEST_RUN(test_gelu_fp16);
     TEST_RUN(test_gelu_fp32);

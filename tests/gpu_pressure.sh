@@ -4,7 +4,10 @@
 # once on one GPU both finish with their checks passed (the second may be slower).
 # Without a usable GPU each case is reported as SKIP with the reason the program gave.
 set -u
+# shellcheck source=tests/lib_status.sh
+. "$(dirname "$0")/lib_status.sh" # exit status 1 on any FAIL line
 cd "$(dirname "$0")/.." || exit 1
+. tests/lib_gpu_case.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for s in 03_simple_mlp 04_fused_mlp; do
@@ -16,7 +19,7 @@ label="pressure: out of device memory is one line, exit 1, nothing written"
 bin/03_simple_mlp --batch 64 --seq 8192 --dim 8192 --hidden 65536 --out "$tmp/oom" >"$tmp/log" 2>"$tmp/err"
 rc=$?
 if [ "$rc" -eq 2 ]; then
-    echo "SKIP $label: $(grep -m1 waived "$tmp/log")"
+    waived_line "$label" "$tmp/log"
 elif [ "$rc" -ne 1 ]; then
     echo "FAIL $label: exit $rc, expected 1"
 elif [ "$(grep -c . "$tmp/err")" -ne 1 ] || ! grep -q "GB of device memory, .* GB free" "$tmp/err"; then
@@ -38,7 +41,8 @@ b=$!
 wait "$a"; ra=$?
 wait "$b"; rb=$?
 if [ "$ra" -eq 2 ] || [ "$rb" -eq 2 ]; then
-    echo "SKIP $label: $(grep -hm1 waived "$tmp/a.log" "$tmp/b.log" | head -1)"
+    cat "$tmp/a.log" "$tmp/b.log" >"$tmp/ab.log"
+    waived_line "$label" "$tmp/ab.log"
 elif [ "$ra" -ne 0 ] || [ "$rb" -ne 0 ]; then
     echo "FAIL $label: exit $ra and $rb"
     grep -hE "error|FAIL" "$tmp/a.log" "$tmp/b.log" | head -4 | sed 's/^/  /'

@@ -4,6 +4,8 @@
 # make test (quick) runs bf16; make test-full adds fp16 and fp32 (tests/lib_gpu_case.sh).
 # Without a usable GPU each case is reported as SKIP with the reason the stage gave.
 set -u
+# shellcheck source=tests/lib_status.sh
+. "$(dirname "$0")/lib_status.sh" # exit status 1 on any FAIL line
 cd "$(dirname "$0")/.." || exit 1
 . tests/lib_gpu_case.sh
 tmp=$(mktemp -d)
@@ -35,7 +37,7 @@ trace_case() {
     bin/01_matmul_add --variant "$variant" --size 64 --no-plot --out "$tmp/trace" >"$tmp/log" 2>&1
     local rc=$?
     if [ "$rc" -eq 2 ]; then
-        echo "SKIP $label: $(grep -m1 waived "$tmp/log")"
+        waived_line "$label" "$tmp/log"
     elif [ "$rc" -ne 0 ] || [ ! -f "$tmp/trace/64_bf16_cold_$variant.json" ]; then
         echo "FAIL $label: exit $rc, no trace"; tail -3 "$tmp/log" | sed 's/^/  /'
     elif python3 tests/check_trace_json.py --layered --lanes-nest --step-prefix ProfilerStep# --expect-kernels-per-step "$kernels" \
@@ -55,7 +57,7 @@ if [ -x bin/01_matmul_add ]; then
     PROF_TRACE_PASS=1 bin/01_matmul_add --no-plot --no-check --out "$tmp/env" >"$tmp/log" 2>&1
     rc=$?
     if [ "$rc" -eq 2 ]; then
-        echo "SKIP 01_matmul_add PROF_TRACE_PASS=1: $(grep -m1 waived "$tmp/log")"
+        waived_line "01_matmul_add PROF_TRACE_PASS=1" "$tmp/log"
     elif [ "$rc" -eq 0 ] && grep -q "^== 64_bf16_cold_eager" "$tmp/log" && [ -f "$tmp/env/64_bf16_cold_eager.json" ]; then
         echo "PASS 01_matmul_add PROF_TRACE_PASS=1: an ordinary run, report and trace"
     else
@@ -69,7 +71,7 @@ if [ -x bin/01_matmul_add ]; then
     bin/01_matmul_add --size 32768 --batched 4096 --no-trace --no-plot --out "$tmp/big" >"$tmp/log" 2>&1
     rc=$?
     if [ "$rc" -eq 2 ]; then
-        echo "SKIP 01_matmul_add too-big: $(grep -m1 waived "$tmp/log")"
+        waived_line "01_matmul_add too-big" "$tmp/log"
     elif [ "$rc" -eq 1 ] && grep -q "GB of device memory" "$tmp/log" && [ "$(grep -c "error:" "$tmp/log")" -eq 1 ]; then
         echo "PASS 01_matmul_add too-big: $(grep -m1 'device memory' "$tmp/log")"
     else

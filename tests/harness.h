@@ -7,10 +7,13 @@
 #ifndef HARNESS_H
 #define HARNESS_H
 
+#include <dlfcn.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <cuda_runtime.h>
 
 static int harness_failed;
 static const char *harness_skip_reason;
@@ -50,5 +53,38 @@ static const char *harness_skip_reason;
     } while (0)
 
 #define TEST_EXIT() return harness_failed ? 1 : 0
+
+/* A GPU test's reason to SKIP, or NULL when a CUDA GPU is usable here. The reason says what was
+ * found, not what the runtime's error string guesses: without libcuda the runtime reports
+ * cudaErrorInsufficientDriver ("CUDA driver version is insufficient"), which is not true of a
+ * machine that has no driver at all. So: no CUDA driver when libcuda.so.1 cannot be loaded or the
+ * runtime finds no driver version; no GPU when the driver reports no device; a driver older than
+ * this build when it reports an older CUDA version; else the runtime's own error. */
+static inline const char *harness_no_gpu(void)
+{
+    static int known;
+    static char reason[224];
+    if (known) return reason[0] ? reason : NULL;
+    known = 1;
+    int count = 0, driver = 0;
+    const cudaError_t err = cudaGetDeviceCount(&count);
+    if (err == cudaSuccess && count > 0) return NULL;
+    void *libcuda = dlopen("libcuda.so.1", RTLD_LAZY);
+    if (libcuda) dlclose(libcuda);
+    if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
+    if (!libcuda)
+        snprintf(reason, sizeof reason, "no CUDA driver (libcuda.so.1 cannot be loaded)");
+    else if (driver == 0)
+        snprintf(reason, sizeof reason, "no CUDA driver (libcuda.so.1 loads, but reports no CUDA version)");
+    else if (err == cudaSuccess || err == cudaErrorNoDevice)
+        snprintf(reason, sizeof reason, "no GPU (the CUDA driver, for CUDA %d.%d, reports no device)", driver / 1000,
+                 driver % 1000 / 10);
+    else if (err == cudaErrorInsufficientDriver)
+        snprintf(reason, sizeof reason, "the CUDA driver supports CUDA %d.%d, this build needs CUDA %d.%d", driver / 1000,
+                 driver % 1000 / 10, CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10);
+    else
+        snprintf(reason, sizeof reason, "no usable GPU: %s (%s)", cudaGetErrorName(err), cudaGetErrorString(err));
+    return reason;
+}
 
 #endif

@@ -4,10 +4,25 @@
 # After each test, a line "-- TEST: N s" says how long it took (what decides what make test
 # runs and what only make test-full does).
 # Usage: tests/run_tests.sh TEST... -- [STAGE...]
-#   TEST: an executable, or a tests/*.py script run by python3 (SKIP when python3 is missing)
+#   TEST: an executable, or a tests/*.py script run by $PYTHON (SKIP when it is missing)
+# PYTHON: the Python of the tests, python3 unless set (make test sets the project's virtual
+# environment, .venv/bin/python3, where it exists). A path puts its directory first on PATH, so
+# that every python3 a test starts (from a script or a C test) is that one too.
 # Exit status: 0 only when nothing failed (a crashed binary counts as a failure).
 set -u
 cd "$(dirname "$0")/.." || exit 1
+PYTHON=${PYTHON:-python3}
+case $PYTHON in
+*/*)
+    python_dir=$(cd "$(dirname "$PYTHON")" 2>/dev/null && pwd)
+    if [ -z "$python_dir" ] || [ ! -x "$python_dir/$(basename "$PYTHON")" ]; then
+        echo "FAIL PYTHON=$PYTHON: not an executable"
+        exit 1
+    fi
+    PYTHON=$python_dir/$(basename "$PYTHON")
+    PATH=$python_dir:$PATH
+    export PATH PYTHON ;;
+esac
 pass=0 fail=0 skip=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
@@ -31,11 +46,11 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do
     # Lines are shown as they come (tee), so a run cut short still shows what it reached.
     case $bin in
     *.py)
-        if command -v python3 >/dev/null; then
-            python3 "$bin" 2>&1 | tee "$log"
+        if command -v "$PYTHON" >/dev/null; then
+            "$PYTHON" "$bin" 2>&1 | tee "$log"
             rc=${PIPESTATUS[0]}
         else
-            echo "SKIP $(basename "$bin" .py): python3 not found" | tee "$log"
+            echo "SKIP $(basename "$bin" .py): $PYTHON not found" | tee "$log"
             rc=0
         fi ;;
     *)

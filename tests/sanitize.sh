@@ -16,6 +16,7 @@
 # cases it did not finish rather than end without a word. An incomplete run fails the target.
 set -u
 cd "$(dirname "$0")/.." || exit 1
+. tests/lib_gpu_case.sh # gpu_listed
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export PATH=$PATH:${CUDA_HOME:-/usr/local/cuda}/bin
@@ -35,8 +36,8 @@ check() {  # check TOOL LABEL COMMAND...: one PASS/FAIL/SKIP line
     local rc=$? dt=$((SECONDS - t0))
     if [ ${#limit[@]} -gt 0 ] && { [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; }; then
         echo "INCOMPLETE $tool $label: no result in ${SANITIZE_CASE_LIMIT} s"
-    elif [ "$rc" -eq 2 ] && grep -q waived "$log"; then
-        echo "SKIP $tool $label: no GPU"
+    elif [ "$rc" -eq 2 ] && grep -q waived "$log" && ! gpu_listed; then
+        echo "SKIP $tool $label: no GPU ($(grep -m1 waived "$log"))"
     elif [ "$rc" -eq 0 ]; then
         echo "PASS $tool $label (${dt} s)"
     else

@@ -4,6 +4,8 @@
 # hidden behind a package named torch whose import fails, so the test means the same on a machine
 # that has it. The measurement itself needs a GPU: tests/gpu_compare.sh runs it.
 set -u
+# shellcheck source=tests/lib_status.sh
+. "$(dirname "$0")/lib_status.sh" # exit status 1 on any FAIL line
 cd "$(dirname "$0")/.." || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -3,6 +3,8 @@
 # bad input exits 1 with one line on stderr naming the problem; without a GPU a valid command
 # exits 2 with one "waived" line.
 set -u
+# shellcheck source=tests/lib_status.sh
+. "$(dirname "$0")/lib_status.sh" # exit status 1 on any FAIL line
 cd "$(dirname "$0")/.." || exit 1
 . tests/lib_cli.sh
 bin=bin/decode_timeline

@@ -5,6 +5,8 @@
 # draw fails too: no PNG.
 # One line per diagram: PASS/FAIL diagram_<name>, or SKIP without gnuplot.
 set -u
+# shellcheck source=tests/lib_status.sh
+. "$(dirname "$0")/lib_status.sh" # exit status 1 on any FAIL line
 cd "$(dirname "$0")/.." || exit 1
 names=()
 for gp in common/plots/diagrams/*.gp; do

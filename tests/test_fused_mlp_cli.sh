@@ -3,6 +3,8 @@
 # without the GPU, so it exits 1 with one line on stderr naming the problem, even on a machine
 # without one, and creates nothing (no output directory).
 set -u
+# shellcheck source=tests/lib_status.sh
+. "$(dirname "$0")/lib_status.sh" # exit status 1 on any FAIL line
 cd "$(dirname "$0")/.." || exit 1
 bin=bin/04_fused_mlp
 if [ ! -x "$bin" ]; then

@@ -15,7 +15,8 @@ same directory:
 Each check expects a complete report: one the importer left incomplete (its header line
 `# importer: ... report incomplete: ...`, an importer older than the recorder or than the CUDA
 API the program calls) or that holds no data fails them all, and so does a capture without our
-trace beside it. Usage: python3 tests/test_nsys_capture.py [DIR...]
+trace beside it. Exit status 1 when any check failed.
+Usage: python3 tests/test_nsys_capture.py [DIR...]
   (default: traces/ and the fixtures' captures, tests/data/h200-*/nsys); one SKIP when there is
   no capture at all (no nsys, or none recorded).
 The committed reports under docs/results/*/nsys record imports that stopped part way (see
@@ -30,6 +31,14 @@ import sys
 STEP = re.compile(r"^Profiler?Step#(\d+)$")
 REL_TOL, ABS_TOL_US, SHORT_US = 0.05, 0.5, 10.0
 RANGE_CATS = ("user_annotation", "cpu_op")
+failed = 0
+
+
+def fail(line):
+    """Prints a FAIL line and counts it: the exit status is 1 when any check failed."""
+    global failed
+    failed += 1
+    print("FAIL " + line)
 
 
 def sections(path):
@@ -89,7 +98,7 @@ def check(report):
     name = f"{os.path.basename(where)}/{base}"
     json_path = os.path.join(where, tag + ".json")
     if not os.path.exists(json_path):
-        print(f"FAIL nsys {name}: no {tag}.json (our trace of the same flags) beside it: "
+        fail(f"nsys {name}: no {tag}.json (our trace of the same flags) beside it: "
               f"./run STAGE FLAGS --out {where} writes it")
         return
     notes, tables = sections(report)
@@ -97,7 +106,7 @@ def check(report):
     nvtx = tables.get("nvtx_sum") or tables.get("nvtxppsum")
     if incomplete or not nvtx:
         why = incomplete or "the report holds no NVTX data"
-        print(f"FAIL nsys {name}: not a complete report ({why}); a complete one needs an "
+        fail(f"nsys {name}: not a complete report ({why}); a complete one needs an "
               "importer at least as new as the recorder")
         return
     # nvtx_sum: ... Instances (2) ... Range (last); older nsys prefix push/pop ranges with ':'
@@ -111,12 +120,12 @@ def check(report):
     if steps == want:
         print(f"PASS nsys {name}: capture holds exactly steps {steps}")
     else:
-        print(f"FAIL nsys {name}: capture holds steps {steps}, expected {want}")
+        fail(f"nsys {name}: capture holds steps {steps}, expected {want}")
 
     ops = set(n for n in our_names if not STEP.match(n))
     lost = sorted(ops - their_names)
     if lost:
-        print(f"FAIL nsys {name}: NVTX ranges of our trace missing from the capture: {lost}")
+        fail(f"nsys {name}: NVTX ranges of our trace missing from the capture: {lost}")
     else:
         print(f"PASS nsys {name}: NVTX ranges {sorted(ops)} as in our trace")
     if cold:  # step 0 runs kernels (module loading) the warm steps of our trace do not
@@ -127,7 +136,7 @@ def check(report):
     # have a Bytes column and no grid
     theirs = [(r[-1], float(r[1]) / 1e3) for r in trace if r[2] and r[3]]
     if len(theirs) != len(our_kernels):
-        print(f"FAIL nsys {name} kernels: {len(theirs)} launches in the capture, {len(our_kernels)} in ours")
+        fail(f"nsys {name} kernels: {len(theirs)} launches in the capture, {len(our_kernels)} in ours")
         return
     bad, worst, worst_us, cuts = [], 0.0, 0.0, 0
     for i, ((tk, td), (ok, od, cut)) in enumerate(zip(theirs, our_kernels)):
@@ -141,7 +150,7 @@ def check(report):
         if abs(td - od) > tol:
             bad.append(f"launch {i} {ok[:40]}: {td:.3f} us in the capture, {od:.3f} us in ours")
     if bad:
-        print(f"FAIL nsys {name} kernels: " + "; ".join(bad[:4]))
+        fail(f"nsys {name} kernels: " + "; ".join(bad[:4]))
     else:
         overlap = (f"; {cuts} of them overlapped by the next kernel, which nsys's bar ends at (its start in ours)"
                    if cuts else "")
@@ -161,7 +170,7 @@ def main(argv):
         return 0
     for p in found:
         check(p)
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

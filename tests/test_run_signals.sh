@@ -4,6 +4,8 @@
 # nothing in TMPDIR (it keeps a marker file there while the stage runs). The stage is a stand-in
 # that waits, in a checkout of ./run whose Makefile builds nothing. No GPU needed.
 set -u
+# shellcheck source=tests/lib_status.sh
+. "$(dirname "$0")/lib_status.sh" # exit status 1 on any FAIL line
 cd "$(dirname "$0")/.." || exit 1
 unset MAKEFLAGS MFLAGS MAKELEVEL
 root=$(mktemp -d) || exit 1
