@@ -19,9 +19,11 @@
  * slice), dim not a multiple of 8 (a partial last tile of y), and the article's 768 -> 3072.
  * Tokens 1 .. 128: one partial tile of 16, a whole one, and 2 .. 8 tiles, partial or whole.
  *
- * With --time (or ONE_KERNEL_TIME=1) it times instead: forwards issued back to back on random
- * data, the one-kernel forward against the decode rung's two-kernel forward captured in a graph,
- * at 768 -> 3072 and 4096 -> 11008, with the floor set by the weights' bytes.
+ * --small keeps the shapes below 300 wide (for the sanitizers). With --time (or
+ * ONE_KERNEL_TIME=1) it times instead: forwards issued back to back on random data, the one-kernel
+ * forward (both hand-offs, both slice widths, in a graph and launched directly) against the decode
+ * rung's two-kernel forward captured in a graph, at 768 -> 3072 and 4096 -> 11008, with the floor
+ * set by the weights' bytes.
  */
 #include <float.h>
 #include <math.h>
@@ -275,6 +277,9 @@ static int shape_case(dtype_t t, size_t dim, size_t hidden, uint64_t seed)
     return 0;
 }
 
+/* --small: the shapes below 300 wide only (for the sanitizers, whose runs are slow). */
+static int small_only;
+
 static int test_one_kernel(void)
 {
     if (!have_gpu()) SKIP("no CUDA GPU");
@@ -291,7 +296,8 @@ static int test_one_kernel(void)
     const dtype_t tc[] = {DTYPE_BF16, DTYPE_FP16};
     for (int d = 0; d < 2; d++)
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-            if (shape_case(tc[d], shapes[i][0], shapes[i][1], 500 + 16 * i + (uint64_t)d)) return 1;
+            if ((!small_only || (shapes[i][0] < 300 && shapes[i][1] < 300)) &&
+                shape_case(tc[d], shapes[i][0], shapes[i][1], 500 + 16 * i + (uint64_t)d)) return 1;
     return 0;
 }
 
@@ -418,12 +424,14 @@ static void time_shape(dtype_t t, size_t dim, size_t hidden, const size_t *token
     const size_t e = dtype_size(t), rows = ONE_KERNEL_MAX_TOKENS;
     if (shape_make(&s, t, dim, hidden, rows, 7000 + dim) != 0) {
         printf("  %zu -> %zu: allocation failed\n", dim, hidden);
+        shape_free(&s);
         return;
     }
     const size_t ws_bytes = one_kernel_workspace_bytes(rows, dim);
     void *dx = upload(s.xbits, rows * dim * e), *dy[N_VARIANTS], *dm = NULL, *dws = NULL;
     if (!dx) {
         printf("  %zu -> %zu: allocation failed\n", dim, hidden);
+        shape_free(&s);
         return;
     }
     for (int v = 0; v < N_VARIANTS; v++) {
@@ -531,6 +539,7 @@ int main(int argc, char **argv)
     const char *env = getenv("ONE_KERNEL_TIME");
     if ((argc > 1 && strcmp(argv[1], "--time") == 0) || (env && env[0] && strcmp(env, "0") != 0))
         return run_timing();
+    small_only = argc > 1 && strcmp(argv[1], "--small") == 0;
     TEST_RUN(test_one_kernel);
     TEST_RUN(test_one_kernel_refuses);
     TEST_EXIT();
