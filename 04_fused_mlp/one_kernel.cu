@@ -521,6 +521,7 @@ extern "C" size_t one_kernel_blocks(dtype_t t, size_t tokens, size_t dim, size_t
                                     one_kernel_handoff handoff)
 {
     if (handoff == ONE_KERNEL_BARRIER) slice_rows = 32;
+    if (slice_rows != 64) slice_rows = slice_rows == 0 ? one_kernel_slice_rows(tokens, dim, hidden) : 32;
     size_t units = (hidden + (size_t)slice_rows - 1) / (size_t)slice_rows;
     if (handoff == ONE_KERNEL_BARRIER && (dim + 7) / 8 > units) units = (dim + 7) / 8;
     const size_t at_once = blocks_at_once(t, tokens, slice_rows, handoff);

@@ -50,7 +50,7 @@ int one_kernel_runs_here(void);
 size_t one_kernel_workspace_bytes(size_t tokens, size_t dim);
 int one_kernel_slice_rows(size_t tokens, size_t dim, size_t hidden);
 /* The grid a launch uses (after the GPU is known): one block per unit of work, at most the
- * blocks the GPU holds at once. */
+ * blocks the GPU holds at once. slice_rows as for the launcher (0: one_kernel_slice_rows). */
 size_t one_kernel_blocks(dtype_t t, size_t tokens, size_t dim, size_t hidden, int slice_rows,
                          one_kernel_handoff handoff);
 void launch_one_kernel_mlp(dtype_t t, const void *x, const void *wg, const void *wu, const void *wd, void *y,
