@@ -182,21 +182,43 @@ def out_problem(path):
         return "%s is a symbolic link to nothing" % path
     if os.path.exists(path) and not os.path.isdir(path):
         return "%s is not a directory" % path
-    # the nearest folder that is there: below it everything is made, so it must be writable
-    head = os.path.abspath(path)
+    problem = below_problem(path)
+    return "cannot create output directory %s: %s" % (path, problem) if problem else None
+
+
+def below_problem(path):
+    """Why nothing can be made at PATH (None when it can): the nearest folder above it that is
+    there must be a writable folder, not a dangling link, a file or a kernel file system."""
+    head = path
     while not os.path.lexists(head):
-        head = os.path.dirname(head)
+        head = os.path.dirname(head.rstrip("/")) or "."
     if os.path.islink(head) and not os.path.exists(head):
         return "%s is a symbolic link to nothing" % head
     if not os.path.isdir(head):
-        return "cannot create output directory %s: Not a directory" % path
+        return "Not a directory"
     real = os.path.realpath(head)
-    for fs in ("/proc", "/sys", "/dev"):
+    for fs in ("/proc", "/sys"):
         if real == fs or real.startswith(fs + "/"):
-            return "cannot create output directory %s: %s is a kernel file system" % (path, fs)
-    if not os.access(head, os.W_OK | os.X_OK):
-        return "cannot create output directory %s: %s is not writable" % (path, head)
+            return "%s is a kernel file system" % fs
+    if os.path.isdir(head) and not os.access(head, os.W_OK | os.X_OK):
+        return "%s is not writable" % head
     return None
+
+
+def out_file_problem(path):
+    """Why PATH cannot be written as an output file (None when it can)."""
+    if path == "":
+        return "file name empty"
+    if shown(path) != path:
+        return "'%s' holds a control character" % shown(path)
+    if os.path.islink(path) and not os.path.exists(path):
+        return "%s is a symbolic link to nothing" % path
+    if os.path.lexists(path) and not os.path.isfile(path):
+        return "%s is not a regular file" % path
+    problem = below_problem(os.path.dirname(path) or ".")
+    if problem and problem.endswith("symbolic link to nothing"):
+        return problem
+    return "cannot write %s: %s" % (path, problem) if problem else None
 
 
 def input_problem(path, what="file"):

@@ -150,11 +150,9 @@ def main():
         if args.png is not None:
             if not args.png.endswith(".png"):
                 p.error("--png must name a .png file")
-            problem = common.out_problem(os.path.dirname(args.png) or ".")
+            problem = common.out_file_problem(args.png)
             if problem:
                 p.error("--png: %s" % problem)
-            if os.path.lexists(args.png) and not os.path.isfile(args.png):
-                p.error("--png: %s is not a regular file" % common.shown(args.png))
 
     p.checks.append(check)
     args = p.parse_args()

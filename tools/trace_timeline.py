@@ -30,7 +30,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "compare"))
-from common import StrictParser, input_problem, out_problem, shown  # noqa: E402 (the standard library only)
+from common import StrictParser, input_problem, out_file_problem, shown  # noqa: E402 (the standard library only)
 
 CPU_CATS = ("cpu_op", "user_annotation")
 API_CATS = ("cuda_runtime", "cuda_driver")
@@ -342,11 +342,9 @@ def main():
         if a.png is not None:
             if not a.png.endswith(".png"):
                 ap.error(f"'{a.png}' does not name a .png file")
-            problem = out_problem(os.path.dirname(a.png) or ".")
+            problem = out_file_problem(a.png)
             if problem:
                 ap.error(problem)
-            if os.path.lexists(a.png) and not os.path.isfile(a.png):
-                ap.error(f"{a.png} is not a regular file")
 
     ap.checks.append(check)
     a = ap.parse_args()
