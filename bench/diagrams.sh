@@ -23,8 +23,8 @@ for n in "${only[@]}"; do
         die "NAME: unknown diagram '$n' (diagrams: ${names[*]})"
     [ "$(printf '%s\n' "${only[@]}" | grep -cxF -- "$n")" -eq 1 ] || die "NAME: '$n' given twice"
 done
-command -v gnuplot >/dev/null || die "gnuplot is required (not found on PATH)"
 help_done
+command -v gnuplot >/dev/null || die "gnuplot is required (not found on PATH)"
 d=common/plots/diagrams
 mkdir -p "$out"
 

@@ -31,8 +31,8 @@ if [ -z "$help_asked" ]; then
     [ $# -ge 3 ] || [ -z "${TRACE_DIR+x}" ] || in_dir TRACE_DIR "$TRACE_DIR"
     [ -z "${GRID_DIR+x}" ] || in_dir GRID_DIR "$GRID_DIR"
 fi
-command -v gnuplot >/dev/null || die "gnuplot is required (not found on PATH)"
 help_done
+command -v gnuplot >/dev/null || die "gnuplot is required (not found on PATH)"
 run=$1
 sweeps=${2:-$run}
 trace_dir=${3:-${TRACE_DIR:-$run}}

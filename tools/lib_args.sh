@@ -50,7 +50,7 @@ help_done() {
     [ -n "${help_asked:-}" ] || return 0
     echo "usage: $usage"
     # the header comment, from its second line to the first line that is not a comment
-    sed -n '2,/^[^#]/{/^#/!d; /^# shellcheck/d; s/^# \{0,1\}//; p}' "$0"
+    sed -n '2,/^[^#]/{/^#/!d; /^# shellcheck/d; s/^# \{0,1\}//; p}' "${here:-$0}"
     exit 0
 }
 
