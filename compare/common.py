@@ -206,11 +206,10 @@ def below_problem(path):
 
 
 def out_file_problem(path):
-    """Why PATH cannot be written as an output file (None when it can)."""
+    """Why PATH cannot be written as an output file (None when it can). Any name is allowed (the
+    drawing programs quote it for gnuplot); the messages show its control characters as '?'."""
     if path == "":
         return "file name empty"
-    if shown(path) != path:
-        return "'%s' holds a control character" % shown(path)
     if os.path.islink(path) and not os.path.exists(path):
         return "%s is a symbolic link to nothing" % path
     if os.path.lexists(path) and not os.path.isfile(path):
@@ -223,9 +222,9 @@ def out_file_problem(path):
 
 def input_problem(path, what="file"):
     """Why PATH cannot be read as an input file (None when it can): checked before opening, so
-    that a FIFO never blocks and a folder or a dangling link is one line."""
-    if shown(path) != path:
-        return "'%s' holds a control character" % shown(path)
+    that a FIFO never blocks and a folder or a dangling link is one line. (Any name is allowed;
+    the messages show its control characters as '?'.)"""
+    path = str(path)
     if os.path.islink(path) and not os.path.exists(path):
         return "%s is a symbolic link to nothing" % path
     if not os.path.lexists(path):
