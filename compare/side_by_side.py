@@ -18,7 +18,6 @@ and then the kernels of one step, in launch order. The plot (common/plots/side_b
 per-step cpu_us and gpu_us of the first of our runs and the first of PyTorch's.
 The table also goes to side_by_side.txt next to the PNG. Standard library only.
 """
-import argparse
 import csv
 import os
 import re
