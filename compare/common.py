@@ -294,6 +294,8 @@ def load_npy(directory, name, dtype):
     path = os.path.join(directory, name + ".npy")
     if not os.path.exists(path):
         fail("%s is missing (did the stage run with --dump %s?)" % (path, directory))
+    if not os.path.isfile(path):  # a FIFO would block the read for ever
+        fail("%s is not a regular file" % path)
     a = numpy.load(path, allow_pickle=False)
     if a.dtype.str != NPY_DESCR[dtype]:
         fail("%s holds '%s' but --dtype %s is stored as '%s'" % (path, a.dtype.str, dtype, NPY_DESCR[dtype]))
@@ -503,9 +505,11 @@ def run(args, tag_of, make_forward, launches, record_name):
     launches[variant]        what the variant asks PyTorch to run, for the report
     record_name              the record_function name around the forward, as our NVTX range
     """
-    torch = require_torch()
+    # --load is checked here, not with the flags: compare/run_compare.sh checks the flags before
+    # our stage has written it; but before PyTorch is looked for (exit 2 only when all is good)
     if args.load and not os.path.isdir(args.load):
         fail("--load %s: no such directory" % args.load)
+    torch = require_torch()
     os.makedirs(args.out, exist_ok=True)
     if not args.trace_pass:
         print(device_line(torch))

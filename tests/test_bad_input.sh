@@ -88,7 +88,7 @@ done
 # twice in the same order unless something changed), and what co/.last_stage says.
 listing() {
     find . -printf '%p %y %l %s %m\n'
-    if [ -f co/.last_stage ] && [ ! -L co/.last_stage ]; then head -c 100 co/.last_stage; fi
+    if [ -f co/.last_stage ] && [ ! -L co/.last_stage ]; then head -c 100 co/.last_stage | tr "\0" "@"; fi
 }
 shown() { printf '%s' "$*" | tr -c '[:print:]' '?'; }
 
@@ -421,6 +421,9 @@ if [ ${#stages[@]} -eq 4 ]; then
     setup='mkfifo co/.last_stage'
     via_run "run: error: " ".last_stage is not a regular file"
     with_last_stage "$(printf 'x%.0s' {1..300})" "run: error: " ".last_stage names '$(printf 'x%.0s' {1..64})...'"
+    setup='printf "01_matmul_add\\0x" >co/.last_stage'
+    via_run "run: error: " ".last_stage names '01_matmul_add?x', which is not a stage"
+    with_last_stage "01$c1" "run: error: " ".last_stage names '01??', which is not a stage"
     # TMPDIR unusable: the stage's own refusal still comes first
     cmd "01_matmul_add: error: " "unknown flag '--bogus'" env TMPDIR=/nonexistent co/run 01_matmul_add --bogus
     cmd "02_linear: error: " "--explain-views does not take --out" env TMPDIR=/nonexistent co/run 02_linear --explain-views --out d
@@ -579,6 +582,8 @@ for script in matmul_add linear mlp; do
     cmd "compare/$script.py: error: " "--out: file is not a directory" python3 "co/compare/$script.py" --out file
     cmd "compare/$script.py: error: " "cannot create output directory /proc/x" python3 "co/compare/$script.py" --out /proc/x --check-flags
     cmd "compare/$script.py: error: " "--steps and --active are one flag" python3 "co/compare/$script.py" --steps 3 --active 4
+    cmd "compare/$script.py: error: " "--load nope: no such directory" python3 "co/compare/$script.py" --load nope --out dir
+    cmd "compare/$script.py: error: " "--load fifo: no such directory" python3 "co/compare/$script.py" --load fifo --out dir
 done
 cmd "compare/matmul_add.py: error: " "--size given twice" python3 co/compare/matmul_add.py --size 4 --size 5
 cmd "compare/linear.py: error: " "--batch given twice" python3 co/compare/linear.py --batch 1 --batch=2
