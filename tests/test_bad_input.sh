@@ -668,6 +668,8 @@ cmd "nsys_capture: error: " "unknown stage '01_matmul_add/..'" "$nc" 01_matmul_a
 cmd "nsys_capture: error: " "STAGE is missing" "$nc" --cold
 if [ -x bin/01_matmul_add ]; then
     cmd "01_matmul_add: error: " "unknown flag '--bogus'" "$nc" 01_matmul_add --bogus
+    cmd "03_simple_mlp: error: " "--wait given twice" "$nc" --cold 03_simple_mlp --wait 1
+    cmd "02_linear: error: " "--no-trace given twice" "$nc" 02_linear --no-trace
 fi
 
 nh=co/tools/nsys_h200.sh

@@ -71,7 +71,9 @@ elif [ -z "$help_asked" ]; then
     if [ ! -x "bin/$stage" ]; then
         make --no-print-directory -s "bin/$stage" >/dev/null || die "building $stage failed (make $stage shows why)"
     fi
-    "bin/$stage" "$@" --help >/dev/null || exit 1
+    flags=("$@")
+    [ "$cold" = 1 ] && flags+=(--wait 0 --warmup-steps 0)
+    "bin/$stage" "${flags[@]}" --no-trace --no-plot --help >/dev/null || exit 1
 fi
 help_done
 
@@ -138,9 +140,6 @@ if [ -n "$import" ]; then
     esac
     exit 0
 fi
-
-flags=("$@")
-[ "$cold" = 1 ] && flags+=(--wait 0 --warmup-steps 0)
 
 scratch=$(mktemp -d) || exit 1
 trap 'rm -rf "$scratch"' EXIT
