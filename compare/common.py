@@ -44,6 +44,20 @@ EXIT_BAD_INPUT, EXIT_WAIVED = 1, 2
 PROG = "compare"  # the name fail() gives: the program's, once its parser is made
 
 
+def _one_line(kind, value, tb):
+    """An operating system's refusal no check foresaw (a file that cannot be written, a full
+    disk) ends a program that imports this module with one line and exit 1, as bad input does,
+    not a stack trace; any other error keeps its trace."""
+    if issubclass(kind, OSError) and value.strerror:
+        where = " (%s)" % value.filename if value.filename is not None else ""
+        sys.stderr.write("%s: error: %s%s\n" % (PROG, shown(value.strerror), shown(where)))
+        return
+    sys.__excepthook__(kind, value, tb)
+
+
+sys.excepthook = _one_line
+
+
 def shown(text):
     """text for a one-line message: control characters (C0, DEL, C1) and bytes that are not
     UTF-8 shown as '?', as our stages show them."""

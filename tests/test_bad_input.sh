@@ -510,6 +510,10 @@ if [ ${#stages[@]} -eq 4 ]; then
 fi
 
 # The Python programs, called directly (no NumPy, no PyTorch needed for any of these)
+if command -v gnuplot >/dev/null; then  # an error from the system after the checks: one line too
+    setup='printf "%s\n4096,11008,2048,700,1000,950,900,800,801,,560,550,6,1000,950,900,1700,600\n" "$grid_header" >grid/shape_grid.csv && mkdir grid/heat_gemm.csv'
+    cmd "shape_grid: error: " "Is a directory" python3 co/bench/shape_grid.py --plot-only --out grid
+fi
 g=co/bench/grid_shortfalls.py
 cmd "grid_shortfalls: error: " "the following arguments are required: SHAPE_GRID_CSV" python3 "$g"
 cmd "grid_shortfalls: error: " "unrecognized arguments: --bogus" python3 "$g" --help --bogus
