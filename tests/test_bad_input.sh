@@ -420,6 +420,10 @@ if [ ${#stages[@]} -eq 4 ]; then
     via_run "run: error: " ".last_stage is not a regular file"
     setup='mkfifo co/.last_stage'
     via_run "run: error: " ".last_stage is not a regular file"
+    setup='mkfifo co/.last_stage'  # never written through, nor waited on
+    via_run "01_matmul_add: error: " "unknown flag '--bogus'" 01_matmul_add --bogus
+    setup='ln -s ../file co/.last_stage'
+    via_run "02_linear: error: " "unknown flag '--bogus'" 02_linear --bogus
     with_last_stage "$(printf 'x%.0s' {1..300})" "run: error: " ".last_stage names '$(printf 'x%.0s' {1..64})...'"
     setup='printf "01_matmul_add\\0x" >co/.last_stage'
     via_run "run: error: " ".last_stage names '01_matmul_add?x', which is not a stage"
