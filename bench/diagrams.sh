@@ -6,11 +6,26 @@
 #   bench/diagrams.sh [OUT_DIR [NAME...]]   (default docs/img, every diagram)
 # NAME (tile, tma_ring, pingpong, stream_k) draws only those.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+here=$(readlink -f -- "$0") && cd "${here%/*}/.."
+prog=diagrams usage="bench/diagrams.sh [OUT_DIR [NAME...]]"
+# shellcheck source=tools/lib_args.sh
+. tools/lib_args.sh
+# The command line, before anything is drawn: one line and exit 1 if bad.
+help_or_flags "$@"
+[ -z "$help_asked" ] || set --
+no_flags "$@"
 out=${1:-docs/img}
+out_dir OUT_DIR "$out"
 only=("${@:2}")
+names=(tile tma_ring pingpong stream_k)
+for n in "${only[@]}"; do
+    [ "$(printf '%s\n' "${names[@]}" | grep -cxF -- "$n")" -eq 1 ] ||
+        die "NAME: unknown diagram '$n' (diagrams: ${names[*]})"
+    [ "$(printf '%s\n' "${only[@]}" | grep -cxF -- "$n")" -eq 1 ] || die "NAME: '$n' given twice"
+done
+help_done
+command -v gnuplot >/dev/null || die "gnuplot is required (not found on PATH)"
 d=common/plots/diagrams
-command -v gnuplot >/dev/null || { echo "diagrams: gnuplot is required" >&2; exit 1; }
 mkdir -p "$out"
 
 as_file() {  # a name gnuplot reads as a file: it takes '<cmd' and '|cmd' as commands

@@ -14,8 +14,26 @@
 # fixtures' FIXTURES) names, so a figure says where its numbers came from. Needs gnuplot and
 # python3; no GPU.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-run=${1:?usage: bench/figures.sh RESULTS_DIR [SWEEPS_DIR [TRACE_DIR]]}
+here=$(readlink -f -- "$0") && cd "${here%/*}/.."
+prog=figures usage="bench/figures.sh RESULTS_DIR [SWEEPS_DIR [TRACE_DIR]]"
+# shellcheck source=tools/lib_args.sh
+. tools/lib_args.sh
+# The command line and the environment, before anything is drawn: one line and exit 1 if bad.
+help_or_flags "$@"
+if [ -z "$help_asked" ]; then
+    no_flags "$@"
+    [ $# -ge 1 ] || die "RESULTS_DIR is missing (usage: $usage)"
+    [ $# -le 3 ] || die "unexpected argument '$4' (usage: $usage)"
+    in_dir RESULTS_DIR "$1"
+    in_file RESULTS_DIR "$1/env.txt"
+    [ $# -lt 2 ] || in_dir SWEEPS_DIR "$2"
+    [ $# -lt 3 ] || in_dir TRACE_DIR "$3"
+    [ $# -ge 3 ] || [ -z "${TRACE_DIR+x}" ] || in_dir TRACE_DIR "$TRACE_DIR"
+    [ -z "${GRID_DIR+x}" ] || in_dir GRID_DIR "$GRID_DIR"
+fi
+help_done
+command -v gnuplot >/dev/null || die "gnuplot is required (not found on PATH)"
+run=$1
 sweeps=${2:-$run}
 trace_dir=${3:-${TRACE_DIR:-$run}}
 img=docs/img
@@ -25,7 +43,6 @@ t=$(traces_of "$run")
 ts=$(traces_of "$sweeps")
 tt=$(traces_of "$trace_dir")
 ref=tests/data/reference
-command -v gnuplot >/dev/null || { echo "figures: gnuplot is required" >&2; exit 1; }
 bench/diagrams.sh "$img"   # the GEMM chapter's concept diagrams: drawn from the code, no run's results
 
 # "NVIDIA H200, driver 580.159.04, CUDA 13.0, 2026-11-29" from env.txt

@@ -22,6 +22,9 @@ import csv
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "compare"))
+from common import StrictParser, input_problem, shown  # noqa: E402 (the standard library only)
+
 COLUMNS_NEEDED = ("dim", "hidden", "tokens", "floor_us", "eager_us", "fused_geglu_us", "merged_us", "epilogue_us",
                   "graph_us", "decode_us", "cublas_gemm_us", "our_gemm_us", "torch_best_us")
 NOT_GRAPH = ("eager_us", "fused_geglu_us", "merged_us", "epilogue_us", "decode_us")
@@ -43,7 +46,7 @@ def round_ranges(path):
     if not os.path.exists(path):
         return ranges
     seen = {}
-    with open(path, newline="") as f:
+    with open(path, newline="", encoding="utf-8") as f:
         for r in csv.DictReader(f):
             us = value(r, "us")
             if r.get("side") != "ours" or us is None:
@@ -111,25 +114,45 @@ def shortfalls(row, spread_of=None):
     return out
 
 
+def fail(message):
+    sys.stderr.write("grid_shortfalls: error: %s\n" % shown(message))
+    sys.exit(1)
+
+
 def main(argv):
-    if len(argv) != 1:
-        sys.stderr.write("usage: bench/grid_shortfalls.py SHAPE_GRID_CSV\n")
-        return 1
+    p = StrictParser(prog="grid_shortfalls", description=__doc__.splitlines()[0].split(": ", 1)[1])
+    p.add_argument("csv", metavar="SHAPE_GRID_CSV", help="the shape_grid.csv of bench/shape_grid.py")
+
+    def check(args):
+        problem = args.csv is not None and input_problem(args.csv)
+        if problem:
+            p.error(problem)
+
+    p.checks.append(check)
+    path = p.parse_args(argv).csv
     try:
-        with open(argv[0], newline="") as f:
+        with open(path, newline="", encoding="utf-8") as f:
             reader = csv.DictReader(f)
             missing = [c for c in COLUMNS_NEEDED if c not in (reader.fieldnames or ())]
             if missing:
-                sys.stderr.write("grid_shortfalls: error: %s has no column %s\n" % (argv[0], ", ".join(missing)))
-                return 1
+                fail("%s has no column %s" % (path, ", ".join(missing)))
             rows = list(reader)
+        for row in rows:
+            (int(row["dim"]), int(row["hidden"]), int(row["tokens"]))
+    except (UnicodeDecodeError, csv.Error, ValueError, TypeError):
+        fail("%s is not a shape grid CSV (not text, or a point whose dim, hidden or tokens is not a whole number)"
+             % path)
     except OSError as e:
-        sys.stderr.write("grid_shortfalls: error: %s\n" % e)
-        return 1
+        fail("%s: %s" % (path, e.strerror))
     if not rows:
-        sys.stderr.write("grid_shortfalls: error: %s has no points\n" % argv[0])
-        return 1
-    ranges = round_ranges(os.path.join(os.path.dirname(argv[0]), "shape_grid_rows.csv"))
+        fail("%s has no points" % path)
+    rows_path = os.path.join(os.path.dirname(path), "shape_grid_rows.csv")
+    if os.path.lexists(rows_path) and input_problem(rows_path):
+        fail(input_problem(rows_path))
+    try:
+        ranges = round_ranges(rows_path)
+    except (UnicodeDecodeError, csv.Error, ValueError, TypeError, KeyError):
+        fail("%s is not the rows CSV of a shape grid" % rows_path)
     short = noise = 0
     for row in rows:
         key = (int(row["dim"]), int(row["hidden"]), int(row["tokens"]))

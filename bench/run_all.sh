@@ -8,13 +8,27 @@
 # CUDA and date.
 # Expects the programs built (make all && make bin/tests/...: `make test` builds them).
 set -u
-cd "$(dirname "$0")/.." || exit 1
+here=$(readlink -f -- "$0") && cd "${here%/*}/.." || exit 1
+prog=run_all usage="bench/run_all.sh [OUTDIR]"
+# shellcheck source=tools/lib_args.sh
+. tools/lib_args.sh
+# The command line and the environment, before anything is made: one line and exit 1 if bad.
+help_or_flags "$@"
+[ -z "$help_asked" ] || set --
+no_flags "$@"
+[ $# -le 1 ] || die "unexpected argument '$2' (usage: $usage)"
 out=${1:-results}
-mkdir -p "$out"
-export PATH=$PATH:/usr/local/cuda/bin
+out_dir OUTDIR "$out"
 # RUN_ONLY: some parts, e.g. "tests 01" (ceilings 01 02 03 04 sweeps compare ncu tests sanitize;
 # "grid" the shape grid, which "all" leaves out)
 only=${RUN_ONLY:-all}
+words RUN_ONLY "$only" all ceilings 01 02 03 04 sweeps compare ncu tests sanitize grid
+for v in LIMIT TESTS_LIMIT SANITIZE_LIMIT GRID_BUDGET; do
+    [ -z "${!v:-}" ] || whole "$v" "${!v}" 1 10000000
+done
+help_done
+mkdir -p "$out" || exit 1
+export PATH=$PATH:/usr/local/cuda/bin
 
 want() { [ "$only" = all ] || [[ " $only " == *" $1 "* ]]; }
 # PyTorch side by side (needs torch): compare/run_compare.sh, each into its own log.

@@ -55,11 +55,12 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "compare"))
-from common import EXIT_BAD_INPUT, EXIT_WAIVED, StrictParser, whole  # noqa: E402 (the standard library only)
+from common import EXIT_BAD_INPUT, EXIT_WAIVED, StrictParser, input_problem, out_problem, shown, whole  # noqa: E402,E501 (the standard library only)
 from shapes import token_list  # noqa: E402
 MODELS = ((768, 3072), (4096, 11008), (4096, 14336), (8192, 3584))
 TOKENS = (1, 8, 16, 128, 512, 2048, 8192, 32768)
@@ -74,7 +75,7 @@ PICKED = re.compile(r"^our GEMM: version (\d+),", re.M)
 
 
 def error(message, code=EXIT_BAD_INPUT):
-    sys.stderr.write("shape_grid: error: %s\n" % message)
+    sys.stderr.write("shape_grid: error: %s\n" % shown(message))
     sys.exit(code)
 
 
@@ -92,8 +93,8 @@ def model_list(text):
 
 
 def parse_args(argv):
-    p = StrictParser(prog="shape_grid", allow_abbrev=False,
-               description="the fusion ladder, our GEMM and PyTorch across LLM MLP shapes, one CSV")
+    p = StrictParser(prog="shape_grid",
+                     description="the fusion ladder, our GEMM and PyTorch across LLM MLP shapes, one CSV")
     p.add_argument("--models", type=model_list, default=list(MODELS),
                    help="DIMxHIDDEN,... (default %s)" % ",".join("%dx%d" % m for m in MODELS))
     p.add_argument("--tokens", type=token_list, default=list(TOKENS),
@@ -108,12 +109,18 @@ def parse_args(argv):
     p.add_argument("--plot-only", action="store_true", help="run nothing: redraw the heat maps from <out>'s CSV")
     p.add_argument("--stage", default="bin/04_fused_mlp", help=argparse.SUPPRESS)  # the tests' stand-in
     p.add_argument("--ceilings", default="bin/ceilings", help=argparse.SUPPRESS)  # likewise
-    args = p.parse_args(argv)
-    if args.out == "":
-        p.error("--out: directory name empty")
-    if args.plot_only and args.no_plot:
-        p.error("--plot-only and --no-plot leave nothing to do")
-    return args
+
+    def check(args):
+        if args.plot_only and args.no_plot:
+            p.error("--plot-only and --no-plot leave nothing to do")
+        problem = out_problem(args.out)
+        if problem:
+            p.error("--out: %s" % problem)
+        if args.plot_only and not os.path.isdir(args.out):
+            p.error("--out: %s has no shape_grid.csv to draw (no such folder)" % args.out)
+
+    p.checks.append(check)
+    return p.parse_args(argv)
 
 
 def key_of(row):
@@ -121,15 +128,28 @@ def key_of(row):
 
 
 def read_csv(path, columns):
-    """The rows of a CSV we wrote before, {} when there is none; another header is bad input."""
-    if not os.path.exists(path):
+    """The rows of a CSV we wrote before, [] when there is none; anything but a CSV of this grid
+    (another header, a row without its point, not text, not a regular file) is bad input."""
+    if not os.path.lexists(path):
         return []
-    with open(path, newline="") as f:
-        r = csv.DictReader(f)
-        if tuple(r.fieldnames or ()) != columns:
-            error("%s has the header %s, not this grid's; move it away or give another --out"
-                  % (path, ",".join(r.fieldnames or ())))
-        return list(r)
+    problem = input_problem(path)
+    if problem:
+        error("%s; move it away or give another --out" % problem)
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            r = csv.DictReader(f)
+            if tuple(r.fieldnames or ()) != columns:
+                error("%s has the header %s, not this grid's; move it away or give another --out"
+                      % (path, ",".join(r.fieldnames or ())[:200]))
+            rows = list(r)
+        for row in rows:
+            key_of(row)
+    except (UnicodeDecodeError, csv.Error, ValueError, TypeError):
+        error("%s is not a CSV of this grid (not text, or a row without its dim, hidden and tokens); "
+              "move it away or give another --out" % path)
+    except OSError as e:
+        error("%s: %s" % (path, e.strerror))
+    return rows
 
 
 def write_csv(path, columns, rows):
@@ -318,6 +338,26 @@ def measure_ceilings(args):
                                           "exited %d (ceilings.log): the floors use reference ceilings" % p.returncode))
 
 
+def probe_gpu(args):
+    """Exit 2 (waived) before anything is written when the stage finds no usable GPU: one tiny
+    run of it into a temporary folder."""
+    try:
+        scratch = tempfile.mkdtemp(prefix="shape_grid_probe.")
+    except OSError as e:
+        error("cannot make a temporary folder (TMPDIR): %s" % e.strerror)
+    try:
+        proc = subprocess.run([args.stage, "--variant", "eager", "--batch", "1", "--seq", "1", "--dim", "64",
+                               "--hidden", "64", "--dtype", "bf16", "--no-trace", "--no-plot", "--no-check",
+                               "--wait", "0", "--warmup-steps", "0", "--active", "1", "--out", scratch],
+                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    if proc.returncode == EXIT_WAIVED:
+        last = (proc.stdout.strip().splitlines() or ["exit status 2"])[-1]
+        print("shape_grid: waived: %s" % last)
+        sys.exit(EXIT_WAIVED)
+
+
 def summary_line(p):
     ours = [(p[r + "_us"], r) for r in RUNGS if p.get(r + "_us")]
     best_us, best = min(ours)
@@ -394,7 +434,7 @@ def gpu_name(rows_dir):
     """The GPU's name from the first round log that names it, for the plot titles."""
     for root, _, files in os.walk(rows_dir):
         for name in sorted(files):
-            if name.endswith(".log"):
+            if name.endswith(".log") and os.path.isfile(os.path.join(root, name)):
                 with open(os.path.join(root, name), errors="replace") as f:
                     m = re.search(r"^== comparison: [^,]+, (.+)$", f.read(), re.M)
                 if m:
@@ -410,24 +450,36 @@ def main(argv):
         grid = read_csv(os.path.join(args.out, "shape_grid.csv"), COLUMNS)
         if not grid:
             error("%s has no shape_grid.csv to draw" % args.out)
-        plot_heat_maps(args.out, [parsed(p) for p in grid], gpu_name(os.path.join(args.out, "points")))
+        try:
+            points = [parsed(p) for p in grid]
+        except (ValueError, TypeError):
+            error("%s/shape_grid.csv holds a value that is not a number" % args.out)
+        plot_heat_maps(args.out, points, gpu_name(os.path.join(args.out, "points")))
         return 0
     stage = args.stage if os.path.isabs(args.stage) else os.path.join(ROOT, args.stage)
-    if not os.access(stage, os.X_OK):
+    if not os.path.isfile(stage) or not os.access(stage, os.X_OK):
         error("%s is not built (make 04_fused_mlp)" % args.stage)
     args.stage = stage
-    os.makedirs(args.out, exist_ok=True)
+    # Everything is read and checked before anything is made: the CSVs of an earlier piece, then
+    # the GPU (a waiver leaves --out as it was).
     paths = {n: os.path.join(args.out, "shape_grid%s.csv" % s) for n, s in (("grid", ""), ("rows", "_rows"),
                                                                              ("gemm", "_gemm"))}
     grid = {key_of(r): r for r in read_csv(paths["grid"], COLUMNS)}
     rows = read_csv(paths["rows"], ROW_COLUMNS)
     gemm = read_csv(paths["gemm"], GEMM_COLUMNS)
+    for name in ("points", "ceilings"):
+        folder = os.path.join(args.out, name)
+        if os.path.lexists(folder) and not os.path.isdir(folder):
+            error("%s is not a directory; move it away or give another --out" % folder)
     todo = [(d, h, t) for d, h in args.models for t in args.tokens
             if (d, h, t) not in grid or (not args.no_torch and not grid[(d, h, t)]["torch_best_us"])]
+    if todo:
+        probe_gpu(args)
     print("shape grid: %d points asked, %d already in %s, %d to run" % (
         len(args.models) * len(args.tokens), len(args.models) * len(args.tokens) - len(todo), paths["grid"],
         len(todo)))
     if todo:
+        os.makedirs(args.out, exist_ok=True)
         measure_ceilings(args)
     torch = None if args.no_torch or not todo else Torch()
     start = time.monotonic()
@@ -463,4 +515,8 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except KeyboardInterrupt:  # Ctrl-C: the CSVs hold every point finished; no trace
+        sys.stderr.write("shape_grid: interrupted\n")
+        sys.exit(130)

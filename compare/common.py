@@ -41,14 +41,89 @@ TRACE_PASS_FLAG = "--trace-pass"
 CHECK_FLAGS_FLAG = "--check-flags"
 
 EXIT_BAD_INPUT, EXIT_WAIVED = 1, 2
+PROG = "compare"  # the name fail() gives: the program's, once its parser is made
+
+
+def _one_line(kind, value, tb):
+    """An operating system's refusal no check foresaw (a file that cannot be written, a full
+    disk) ends a program that imports this module with one line and exit 1, as bad input does,
+    not a stack trace; any other error keeps its trace."""
+    if issubclass(kind, OSError) and value.strerror:
+        where = " (%s)" % value.filename if value.filename is not None else ""
+        sys.stderr.write("%s: error: %s%s\n" % (PROG, shown(value.strerror), shown(where)))
+        return
+    sys.__excepthook__(kind, value, tb)
+
+
+sys.excepthook = _one_line
+
+
+def shown(text):
+    """text for a one-line message: control characters (C0, DEL, C1) and bytes that are not
+    UTF-8 shown as '?', as our stages show them."""
+    return re.sub(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]", "?", str(text))
 
 
 class StrictParser(argparse.ArgumentParser):
-    """argparse with our stages' error convention: one line on stderr, exit 1."""
+    """argparse with our stages' conventions: a bad command line is one line on stderr,
+    "<prog>: error: ...", and exit 1 (argparse's own is a usage block and exit 2); a flag given
+    twice is refused (argparse keeps the last); abbreviations are refused; --help checks the whole
+    command line first, so a bad flag beside it is refused, not shown help for. Checks made after
+    parsing go in `checks` (functions of the parsed flags that call .error), which --help runs too.
+    Flags declared with action="append" may repeat."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs["allow_abbrev"] = False
+        kwargs["add_help"] = False
+        self.intermixed = kwargs.pop("intermixed", False)  # options between positionals
+        super().__init__(*args, **kwargs)
+        global PROG
+        PROG = self.prog
+        self.add_argument("--help", action="store_true", help="show this help and exit")
+        self.checks = []
 
     def error(self, message):
-        sys.stderr.write("%s: error: %s\n" % (self.prog, message))
+        sys.stderr.write("%s: error: %s\n" % (self.prog, shown(message)))
         sys.exit(EXIT_BAD_INPUT)
+
+    def _refuse_repeats(self, argv):
+        seen = {}
+        for arg in argv:
+            if arg == "--":
+                break
+            if not arg.startswith("-"):
+                continue
+            name = arg.split("=", 1)[0] if arg.startswith("--") else arg
+            action = self._option_string_actions.get(name)
+            if action is None or isinstance(action, (argparse._AppendAction, argparse._CountAction)):
+                continue
+            if action in seen:
+                first = seen[action]
+                self.error("%s given twice" % name if first == name else "%s and %s are one flag" % (first, name))
+            seen[action] = name
+
+    def parse_args(self, args=None, namespace=None):
+        argv = list(sys.argv[1:] if args is None else args)
+        self._refuse_repeats(argv)
+        asked = "--help" in argv[:argv.index("--")] if "--" in argv else "--help" in argv
+        required = [(a, a.required) for a in self._actions]
+        if asked:  # what is missing is no error when help is asked for; what is there is checked
+            for a, _ in required:
+                a.required = False
+        try:
+            parse = self.parse_known_intermixed_args if self.intermixed else self.parse_known_args
+            parsed, extras = parse(argv, namespace)
+        finally:
+            for a, r in required:
+                a.required = r
+        if extras:
+            self.error("unrecognized arguments: %s" % " ".join(extras))
+        for check in self.checks:
+            check(parsed)
+        if parsed.help:
+            self.print_help()
+            sys.exit(0)
+        return parsed
 
 
 def whole(lo, hi):
@@ -95,12 +170,94 @@ def parser(stage, script, summary):
     return p
 
 
+def out_check(p, flag="--out"):
+    """A check for StrictParser.checks: --out names a folder that can be made or written into,
+    found before anything runs (the same refusals as our stages' --out)."""
+    dest = flag.lstrip("-").replace("-", "_")
+
+    def check(args):
+        problem = out_problem(getattr(args, dest))
+        if problem:
+            p.error("%s: %s" % (flag, problem))
+
+    return check
+
+
+def out_problem(path):
+    """Why PATH cannot be an output folder (None when it can): what is there is not a folder,
+    a name in it is a file, a kernel file system, a control character, no permission."""
+    if path is None:
+        return None
+    if path == "":
+        return "directory name empty"
+    if shown(path) != path:
+        return "'%s' holds a control character" % shown(path)
+    if os.path.islink(path) and not os.path.exists(path):
+        return "%s is a symbolic link to nothing" % path
+    if os.path.exists(path) and not os.path.isdir(path):
+        return "%s is not a directory" % path
+    problem = below_problem(path)
+    return "cannot create output directory %s: %s" % (path, problem) if problem else None
+
+
+def below_problem(path):
+    """Why nothing can be made at PATH (None when it can): the nearest folder above it that is
+    there must be a writable folder, not a dangling link, a file or a kernel file system."""
+    head = path
+    while not os.path.lexists(head):
+        head = os.path.dirname(head.rstrip("/")) or "."
+    if os.path.islink(head) and not os.path.exists(head):
+        return "%s is a symbolic link to nothing" % head
+    if not os.path.isdir(head):
+        return "Not a directory"
+    real = os.path.realpath(head)
+    for fs in ("/proc", "/sys"):
+        if real == fs or real.startswith(fs + "/"):
+            return "%s is a kernel file system" % fs
+    if os.path.isdir(head) and not os.access(head, os.W_OK | os.X_OK):
+        return "%s is not writable" % head
+    return None
+
+
+def out_file_problem(path):
+    """Why PATH cannot be written as an output file (None when it can). Any name is allowed (the
+    drawing programs quote it for gnuplot); the messages show its control characters as '?'."""
+    if path == "":
+        return "file name empty"
+    if os.path.islink(path) and not os.path.exists(path):
+        return "%s is a symbolic link to nothing" % path
+    if os.path.lexists(path) and not os.path.isfile(path):
+        return "%s is not a regular file" % path
+    problem = below_problem(os.path.dirname(path) or ".")
+    if problem and problem.endswith("symbolic link to nothing"):
+        return problem
+    return "cannot write %s: %s" % (path, problem) if problem else None
+
+
+def input_problem(path, what="file"):
+    """Why PATH cannot be read as an input file (None when it can): checked before opening, so
+    that a FIFO never blocks and a folder or a dangling link is one line. (Any name is allowed;
+    the messages show its control characters as '?'.)"""
+    path = str(path)
+    if os.path.islink(path) and not os.path.exists(path):
+        return "%s is a symbolic link to nothing" % path
+    if not os.path.lexists(path):
+        return "%s: no such %s" % (path, what)
+    if os.path.isdir(path):
+        return "%s is a directory, not a %s" % (path, what)
+    if not os.path.isfile(path):
+        return "%s is not a regular file" % path
+    if not os.access(path, os.R_OK):
+        return "%s: permission denied" % path
+    return None
+
+
 def finish_parsing(p, argv=None):
+    def check(args):
+        if args.sweep:
+            p.error("--sweep is not compared: run one shape")
+    p.checks += [check, out_check(p)]
     args = p.parse_args(argv)
-    if args.sweep:
-        p.error("--sweep is not compared: run one shape")
-    if args.out == "":
-        p.error("--out: directory name empty")
     if args.check_flags:
         sys.exit(0)
     return args
@@ -151,6 +308,8 @@ def load_npy(directory, name, dtype):
     path = os.path.join(directory, name + ".npy")
     if not os.path.exists(path):
         fail("%s is missing (did the stage run with --dump %s?)" % (path, directory))
+    if not os.path.isfile(path):  # a FIFO would block the read for ever
+        fail("%s is not a regular file" % path)
     a = numpy.load(path, allow_pickle=False)
     if a.dtype.str != NPY_DESCR[dtype]:
         fail("%s holds '%s' but --dtype %s is stored as '%s'" % (path, a.dtype.str, dtype, NPY_DESCR[dtype]))
@@ -213,8 +372,8 @@ def check_outputs(torch, args, reference):
 
 
 def fail(message):
-    """Bad input: one line, exit 1."""
-    sys.stderr.write("compare: error: %s\n" % message)
+    """Bad input: one line, exit 1, named after the program (the last StrictParser made)."""
+    sys.stderr.write("%s: error: %s\n" % (PROG, shown(message)))
     sys.exit(EXIT_BAD_INPUT)
 
 
@@ -360,9 +519,11 @@ def run(args, tag_of, make_forward, launches, record_name):
     launches[variant]        what the variant asks PyTorch to run, for the report
     record_name              the record_function name around the forward, as our NVTX range
     """
-    torch = require_torch()
+    # --load is checked here, not with the flags: compare/run_compare.sh checks the flags before
+    # our stage has written it; but before PyTorch is looked for (exit 2 only when all is good)
     if args.load and not os.path.isdir(args.load):
         fail("--load %s: no such directory" % args.load)
+    torch = require_torch()
     os.makedirs(args.out, exist_ok=True)
     if not args.trace_pass:
         print(device_line(torch))
@@ -430,13 +591,17 @@ def kernels_per_step(path):
     "memset", "kernel_us"}. A step is a ProfilerStep#N range on the host thread; GPU work belongs
     to it when the runtime or driver call that launched it (same correlation id) lies inside
     the range, on the same thread. [] when the trace is missing or has no steps."""
+    if not os.path.isfile(path):  # not there, or a FIFO that would never end
+        return []
     try:
         with open(path) as f:
             data = json.load(f)
-    except (OSError, ValueError):
+        events = data["traceEvents"] if isinstance(data, dict) else data
+        spans = [e for e in events if isinstance(e, dict) and e.get("ph") == "X" and "ts" in e and "dur" in e]
+        for e in spans:
+            float(e["ts"]), float(e["dur"])
+    except (OSError, ValueError, KeyError, TypeError):
         return []
-    events = data["traceEvents"] if isinstance(data, dict) else data
-    spans = [e for e in events if e.get("ph") == "X" and "ts" in e and "dur" in e]
     steps = sorted(((int(m.group(1)), e) for e in spans if e.get("cat") not in GPU_RANGE_CATS
                     for m in [STEP_NAME.match(e.get("name", ""))] if m),
                    key=lambda t: t[0])

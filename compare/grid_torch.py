@@ -108,7 +108,7 @@ class Grid:
                                                               dynamic=False)
             t0 = time.perf_counter()
             for _ in range(5):  # compile, then the calls cudagraph trees record and warm on
-                y = fn(x)
+                fn(x)
             torch.cuda.synchronize()
             compile_s[mode] = round(time.perf_counter() - t0, 2)
             got = fn(x).double()
@@ -146,6 +146,10 @@ class Grid:
 
 
 def main():
+    # No flags: a command line is refused before PyTorch is looked for; --help is the usage.
+    p = common.StrictParser(prog="compare/grid_torch.py", description=__doc__.split("\n\n")[0],
+                            usage="compare/grid_torch.py (commands on stdin; bench/shape_grid.py starts it)")
+    p.parse_args()
     # Answers go to the real stdout; anything PyTorch or a compiler prints goes to stderr.
     answers = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)

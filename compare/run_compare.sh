@@ -20,7 +20,7 @@
 # Exit status: 0 agreed, 1 bad input or a mismatch, 2 waived (no GPU, or no PyTorch), 3 a CUDA
 # error in our stage.
 set -uo pipefail
-cd "$(dirname "$0")/.." || exit 1
+here=$(readlink -f -- "$0") && cd "${here%/*}/.." || exit 1
 
 error() {  # error MESSAGE...: one line on stderr, control characters shown as '?'
     printf 'compare: error: %s\n' "$(printf '%s' "$*" | tr -c '[:print:]' '?')" >&2
@@ -41,11 +41,17 @@ esac
 stage=${stage%/}
 shift
 
-ours=() torch=() out="traces/$stage" torch_variant=all
+ours=() torch=() out="traces/$stage" torch_variant=all torch_variant_given=""
 while [ $# -gt 0 ]; do
     case "$1" in
-        --torch-variant) torch_variant=${2:-}; shift 2 || { error "--torch-variant needs a value"; exit 1; } ;;
-        --torch-variant=*) torch_variant=${1#*=}; shift ;;
+        --torch-variant | --torch-variant=*)
+            if [ -n "$torch_variant_given" ]; then error "--torch-variant given twice"; exit 1; fi
+            torch_variant_given=1
+            if [ "$1" = --torch-variant ]; then
+                torch_variant=${2:-}; shift 2 || { error "--torch-variant needs a value"; exit 1; }
+            else
+                torch_variant=${1#*=}; shift
+            fi ;;
         --variant) ours+=("$1" "${2:-}"); shift 2 || shift ;;
         --variant=*) ours+=("$1"); shift ;;
         --sweep | --dump | --dump=* | --help)
@@ -65,14 +71,19 @@ if [ -z "$out" ]; then
 fi
 dump="$out/dump"
 
-# The flags, before PyTorch: our stage's parser checks every flag given with --help and prints
-# its usage only when all are good (one line naming the bad one otherwise); the PyTorch script
-# parses its own and stops there with --check-flags.
-if ! make --no-print-directory -s "$stage" >/dev/null; then
+# The flags, before PyTorch: our stage's parser checks every flag given with --help (and what it
+# can without a GPU: the output folders, the variant against the dtype, the sizes) and prints its
+# usage only when all are good, one line naming the bad one otherwise; the PyTorch script parses
+# its own and stops there with --check-flags. Any refusal is exit 1, whatever status it came with.
+# The stage is built as bin/STAGE, not as `make STAGE`: that would write .last_stage, which is
+# ./run's, not a comparison's.
+if ! make --no-print-directory -s "bin/$stage" >/dev/null; then
     error "building $stage failed (make $stage shows why)"
     exit 1
 fi
-"bin/$stage" "${ours[@]}" --dump "$dump" --help >/dev/null || exit 1
+if ! "bin/$stage" "${ours[@]}" --dump "$dump" --help >/dev/null; then
+    exit 1
+fi
 if ! command -v python3 >/dev/null; then
     echo "compare: python3 is required (with PyTorch and NumPy)"
     exit 2

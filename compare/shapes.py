@@ -64,7 +64,7 @@ def token_list(text):
 
 
 def parse_args():
-    p = common.StrictParser(prog="compare/shapes.py", allow_abbrev=False,
+    p = common.StrictParser(prog="compare/shapes.py",
                             description="our fused GeGLU kernel across token counts, next to PyTorch eager "
                                         "and torch.compile recompiling per shape")
     p.add_argument("--tokens", type=token_list, default=token_list(DEFAULT_TOKENS),
@@ -75,10 +75,8 @@ def parse_args():
     p.add_argument("--seed", type=common.whole(0, 2**64 - 1), default=1234, help="seed of the random inputs")
     p.add_argument("--out", default="traces/04_fused_mlp", help="output directory (default traces/04_fused_mlp)")
     p.add_argument("--no-plot", action="store_true", help="no PNG, the CSV only")
-    args = p.parse_args()
-    if args.out == "":
-        p.error("--out: directory name empty")
-    return args
+    p.checks.append(common.out_check(p))
+    return p.parse_args()
 
 
 # ---- ours: one run of the stage per token count ----------------------------------------------
@@ -243,7 +241,10 @@ def plot(path, args, rows, device):
 def main():
     args = parse_args()
     # Fresh Inductor and Triton caches, set before torch is imported: first calls compile cold.
-    cache = tempfile.mkdtemp(prefix="shapes_inductor_")
+    try:
+        cache = tempfile.mkdtemp(prefix="shapes_inductor_")
+    except OSError as e:
+        common.fail("cannot make a temporary folder (TMPDIR): %s" % e.strerror)
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache, "inductor")
     os.environ["TRITON_CACHE_DIR"] = os.path.join(cache, "triton")
     try:

@@ -18,7 +18,6 @@ and then the kernels of one step, in launch order. The plot (common/plots/side_b
 per-step cpu_us and gpu_us of the first of our runs and the first of PyTorch's.
 The table also goes to side_by_side.txt next to the PNG. Standard library only.
 """
-import argparse
 import csv
 import os
 import re
@@ -34,12 +33,18 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def active_medians(path):
-    with open(path, newline="") as f:
-        rows = [r for r in csv.DictReader(f) if r.get("phase") == "active"]
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = [r for r in csv.DictReader(f) if r.get("phase") == "active"]
+        medians = (statistics.median(float(r["cpu_us"]) for r in rows),
+                   statistics.median(float(r["gpu_us"]) for r in rows)) if rows else None
+    except (UnicodeDecodeError, csv.Error, ValueError, TypeError, KeyError):
+        medians = rows = None
+    except OSError as e:
+        common.fail("%s: %s" % (common.shown(path), e.strerror))
     if not rows:
-        common.fail("%s has no active steps (columns step,phase,cpu_us,gpu_us,gated expected)" % path)
-    return (statistics.median(float(r["cpu_us"]) for r in rows),
-            statistics.median(float(r["gpu_us"]) for r in rows), len(rows))
+        common.fail("%s has no active steps (columns step,phase,cpu_us,gpu_us,gated expected)" % common.shown(path))
+    return medians + (len(rows),)
 
 
 def back_to_back(logs):
@@ -121,20 +126,45 @@ def plot(ours, theirs, png, title):
 
 
 def main():
-    p = common.StrictParser(prog="compare/side_by_side.py", description=__doc__.splitlines()[0],
-                            allow_abbrev=False)
+    p = common.StrictParser(prog="compare/side_by_side.py", description=__doc__.splitlines()[0])
     p.add_argument("--ours", nargs="+", required=True, metavar="CSV", help="our runs' CSV files")
     p.add_argument("--torch", nargs="+", required=True, metavar="CSV", help="PyTorch's runs' CSV files")
     p.add_argument("--log", action="append", default=[], metavar="FILE",
                    help="stdout of a run, for the back-to-back figures (repeatable)")
     p.add_argument("--png", help="the plot (and the table as .txt next to it)")
     p.add_argument("--title", default="ours vs PyTorch", help="plot title")
+
+    def check(args):
+        for flag, paths in (("--ours", args.ours), ("--torch", args.torch), ("--log", args.log)):
+            for path in paths or ():
+                problem = common.input_problem(path)
+                if problem:
+                    p.error("%s: %s" % (flag, problem))
+                if flag != "--log":
+                    trace = path[:-4] + ".json"
+                    if not path.endswith(".csv"):
+                        p.error("%s: %s is not a .csv file" % (flag, common.shown(path)))
+                    if os.path.lexists(trace) and common.input_problem(trace):
+                        p.error("%s: %s" % (flag, common.input_problem(trace)))
+        if args.png is not None:
+            if not args.png.endswith(".png"):
+                p.error("--png must name a .png file")
+            problem = common.out_file_problem(args.png)
+            if problem:
+                p.error("--png: %s" % problem)
+
+    p.checks.append(check)
     args = p.parse_args()
-    for path in args.ours + args.torch + args.log:
-        if not os.path.isfile(path):
-            common.fail("%s: no such file" % path)
-    if args.png and not args.png.endswith(".png"):
-        p.error("--png must name a .png file")
+    for path in args.ours + args.torch:  # each must be a per-step CSV, read whole before writing anything
+        active_medians(path)
+    for path in args.log:
+        try:
+            with open(path, "rb") as f:
+                f.read().decode("utf-8")
+        except UnicodeDecodeError:
+            common.fail("--log: %s is not text" % common.shown(path))
+        except OSError as e:
+            common.fail("--log: %s: %s" % (common.shown(path), e.strerror))
 
     b2b = back_to_back(args.log)
     runs = [describe("ours", c, b2b) for c in args.ours] + [describe("torch", c, b2b) for c in args.torch]

@@ -114,7 +114,7 @@ def main():
     with tempfile.TemporaryDirectory() as root:
         tree(root)
         p = subprocess.run([sys.executable, TOOL, "r/old", "r/missing", "--root", root], capture_output=True, text=True)
-        check("a missing folder is a one-line error", p.returncode == 2 and "r/missing: no such folder" in p.stderr,
+        check("a missing folder is a one-line error", p.returncode == 1 and "r/missing: no such folder" in p.stderr,
               p.stderr)
     failed = results.count(False)
     print(f"{len(results) - failed} passed, {failed} failed")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ./run interrupted while its stage runs: Ctrl-C (SIGINT to the whole process group, as a
 # terminal sends it), SIGTERM, SIGHUP and SIGQUIT. ./run must die of the signal and leave
-# nothing in TMPDIR (it keeps a marker file there while the stage runs). The stage is a stand-in
+# nothing in TMPDIR (it keeps nothing there while the stage runs). The stage is a stand-in
 # that waits, in a checkout of ./run whose Makefile builds nothing. No GPU needed.
 set -u
 # shellcheck source=tests/lib_status.sh

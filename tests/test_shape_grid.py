@@ -144,8 +144,13 @@ def main():
         bad = [["--models", "0x3072"], ["--models", "768x3072,768x3072"], ["--models", "768"], ["--tokens", "0"],
                ["--tokens", "8,8"], ["--tokens", "1e3"], ["--rounds", "0"], ["--rounds", "x"], ["--budget-s", "-1"],
                ["--out", ""], ["--bogus"], ["--model", "768x3072"], ["extra"]]
-        for args in bad:  # the flag under test last: a repeated --out takes the last value
-            p = grid(base + ["--no-torch", "--out", os.path.join(tmp, "bad")] + args, env)
+        bad += [["--tokens", "8", "--tokens", "16"], ["--out", os.path.join(tmp, "bad"), "--out", os.path.join(tmp, "bad")],
+                ["--help", "--bogus"], ["--out", os.path.join(tmp, "file", "sub")], ["--out", os.path.join(tmp, "file")]]
+        with open(os.path.join(tmp, "file"), "w") as f:
+            f.write("x\n")
+        for args in bad:  # a flag given twice is refused: --out is given once unless under test
+            out_flag = [] if "--out" in args else ["--out", os.path.join(tmp, "bad")]
+            p = grid(base + ["--no-torch"] + out_flag + args, env)
             lines = p.stderr.strip().splitlines()
             check("grid_refuses %s" % " ".join(args), p.returncode == 1 and len(lines) == 1
                   and lines[0].startswith("shape_grid: error:") and not os.path.exists(os.path.join(tmp, "bad")),

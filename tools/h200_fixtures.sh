@@ -12,14 +12,25 @@
 #   OUTDIR/log.txt. In the repository: tar -xzf h200-fixtures.tar.gz -C tests/data/
 # Environment: FIXTURES_BUDGET_S (default 150): no optional part starts past this many seconds.
 set -uo pipefail
-repo=$(cd "$(dirname "$0")/.." && pwd)
-cd "$repo" || exit 1
+here=$(readlink -f -- "$0") && repo=${here%/tools/*} && cd "$repo" || exit 1
+prog=h200_fixtures usage="tools/h200_fixtures.sh OUTDIR"
+# shellcheck source=tools/lib_args.sh
+. tools/lib_args.sh
 # shellcheck source=tools/nsys_recorders.sh
 . tools/nsys_recorders.sh
-[ $# -eq 1 ] || { echo "usage: tools/h200_fixtures.sh OUTDIR" >&2; exit 1; }
+# The command line and the environment, before anything is made: one line and exit 1 if bad.
+help_or_flags "$@"
+if [ -z "$help_asked" ]; then
+    no_flags "$@"
+    [ $# -ge 1 ] || die "OUTDIR is missing (usage: $usage)"
+    [ $# -eq 1 ] || die "unexpected argument '$2' (usage: $usage)"
+    out_dir OUTDIR "$1"
+fi
+budget=${FIXTURES_BUDGET_S:-150}
+whole FIXTURES_BUDGET_S "$budget" 0 1000000
+help_done
 mkdir -p "$1" || exit 1
 out=$(cd "$1" && pwd)
-budget=${FIXTURES_BUDGET_S:-150}
 t0=$SECONDS
 name=h200-$(date -u +%F)
 work=$(mktemp -d) || exit 1

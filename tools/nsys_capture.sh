@@ -25,25 +25,59 @@
 # The stage's own outputs under nsys (timed under a tool, so not measurements) go to a scratch
 # directory and are dropped.
 set -uo pipefail
-repo=$(cd "$(dirname "$0")/.." && pwd)
-cd "$repo" || exit 1
+here=$(readlink -f -- "$0") && repo=${here%/tools/*} && cd "$repo" || exit 1
+prog=nsys_capture usage="tools/nsys_capture.sh [--cold] [--record-only] [--suffix S] [--trace LIST] STAGE [FLAGS...] | --import FILE"
+# shellcheck source=tools/lib_args.sh
+. tools/lib_args.sh
 
-die() { echo "nsys_capture: error: $*" >&2; exit 1; }
-
-cold=0 record_only=0 import='' suffix='' trace=cuda,nvtx,cublas
+# The command line, before nsys is looked for and before anything is made: one line and exit 1
+# if bad. Each option once; --help alone.
+help_or_flags "$@"
+[ -z "$help_asked" ] || set --
+cold=0 record_only=0 import='' suffix='' trace=cuda,nvtx,cublas seen=" "
 while [ $# -gt 0 ]; do
+    case $1 in
+    --cold | --record-only | --import | --suffix | --trace)
+        [[ $seen != *" $1 "* ]] || die "$1 given twice"
+        seen+="$1 " ;;
+    esac
     case $1 in
     --cold) cold=1 ;;
     --record-only) record_only=1 ;;
     --import) [ $# -ge 2 ] || die "--import needs a .qdstrm file"; import=$2; shift ;;
     --suffix) [ $# -ge 2 ] || die "--suffix needs a value"; suffix=$2; shift ;;
     --trace) [ $# -ge 2 ] || die "--trace needs a list"; trace=$2; shift ;;
-    -h|--help) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    -*) die "unknown option '$1' (see --help)" ;;
+    -*) die "unknown flag '$1' (usage: $usage)" ;;
     *) break ;;
     esac
     shift
 done
+! has_control "$suffix" || die "--suffix: '$suffix' holds a control character"
+[[ $suffix =~ ^[A-Za-z0-9._-]*$ ]] || die "--suffix: '$suffix' may hold letters, digits, '.', '_' and '-' only"
+[[ $trace =~ ^[a-z0-9_-]+(,[a-z0-9_-]+)*$ ]] || die "--trace: '$trace' is not a comma-separated list of what nsys traces"
+if [ -n "$import" ]; then
+    [ $# -eq 0 ] || die "--import takes no STAGE: '$1'"
+    in_file --import "$import"
+    case $import in
+    *.qdstrm | *.nsys-rep) ;;
+    *) die "--import: $import: not a .qdstrm or .nsys-rep" ;;
+    esac
+    [ "$cold$record_only" = 00 ] || die "--cold and --record-only are for a capture, not an --import"
+elif [ -z "$help_asked" ]; then
+    [ $# -ge 1 ] || die "STAGE is missing (usage: $usage)"
+    stage=${1%/}; shift
+    if [[ $stage != [0-9][0-9]_* || $stage == */* ]] || [ ! -f "$stage/main.c" ]; then
+        die "unknown stage '$stage'"
+    fi
+    # the stage's own flags, checked by the stage (built as bin/STAGE: `make STAGE` writes .last_stage)
+    if [ ! -x "bin/$stage" ]; then
+        make --no-print-directory -s "bin/$stage" >/dev/null || die "building $stage failed (make $stage shows why)"
+    fi
+    flags=("$@")
+    [ "$cold" = 1 ] && flags+=(--wait 0 --warmup-steps 0)
+    "bin/$stage" "${flags[@]}" --no-trace --no-plot --help >/dev/null || exit 1
+fi
+help_done
 
 nsys=${NSYS:-$(command -v nsys || true)}
 if [ -z "$nsys" ]; then
@@ -108,23 +142,12 @@ import_qdstrm() { # QDSTRM: its .nsys-rep beside it, then the summary
 }
 
 if [ -n "$import" ]; then
-    [ -f "$import" ] || die "$import: no such file"
     case $import in
     *.qdstrm) import_qdstrm "$import" ;;
     *.nsys-rep) summarise "$import" ;;
-    *) die "$import: not a .qdstrm or .nsys-rep" ;;
     esac
     exit 0
 fi
-
-[ $# -ge 1 ] || die "usage: tools/nsys_capture.sh [--cold] [--record-only] STAGE [FLAGS...]"
-stage=${1%/}; shift
-[ -f "$stage/main.c" ] || die "unknown stage '$stage'"
-if [ ! -x "bin/$stage" ]; then
-    make --no-print-directory -s "$stage" >/dev/null || die "building $stage failed (make $stage shows why)"
-fi
-flags=("$@")
-[ "$cold" = 1 ] && flags+=(--wait 0 --warmup-steps 0)
 
 scratch=$(mktemp -d) || exit 1
 trap 'rm -rf "$scratch"' EXIT

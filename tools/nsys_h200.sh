@@ -8,13 +8,23 @@
 # Outputs under $OUT (default ./nsys-out): log.txt, and traces.tar.xz.NN (15 MiB parts; join
 # them with `cat traces.tar.xz.* | tar -xJf -`). Every failure prints the recorder's own error.
 set -uo pipefail
-repo=$(cd "$(dirname "$0")/.." && pwd)
-cd "$repo" || exit 1
+here=$(readlink -f -- "$0") && repo=${here%/tools/*} && cd "$repo" || exit 1
+prog=nsys_h200 usage="tools/nsys_h200.sh (no arguments; environment OUT, NSYS_BUDGET_S)"
+# shellcheck source=tools/lib_args.sh
+. tools/lib_args.sh
+# The command line (none) and the environment, before anything is made: one line and exit 1 if bad.
+help_or_flags "$@"
+[ -z "$help_asked" ] || set --
+no_flags "$@"
+[ $# -eq 0 ] || die "unexpected argument '$1' (usage: $usage)"
 out=${OUT:-$repo/nsys-out}
-mkdir -p "$out"
+out_dir OUT "$out"
+budget=${NSYS_BUDGET_S:-200} # recording stops being started past this many seconds
+whole NSYS_BUDGET_S "$budget" 0 1000000
+help_done
+mkdir -p "$out" || exit 1
 t0=$SECONDS
 main() {
-budget=${NSYS_BUDGET_S:-200} # recording stops being started past this many seconds
 say() { printf '\n==== [%3ds] %s\n' $((SECONDS - t0)) "$*"; }
 
 say "machine"
@@ -47,14 +57,15 @@ runs=(
     "04_fused_mlp --batch 1 --seq 8 --variant decode"
 )
 declare -A broken
-capture() { # RECORDER EXTRA... -- STAGE FLAGS...
-    local r=$1; shift
+capture() { # RECORDER [--suffix S] EXTRA... -- STAGE FLAGS...: the capture's suffix .RECORDER unless S
+    local r=$1 suffix=.$1; shift
+    if [ "${1:-}" = --suffix ]; then suffix=$2; shift 2; fi
     [ -n "${rec[$r]:-}" ] || return 0
     if [ -n "${broken[$r]:-}" ]; then echo "$r: skipped (failed before)"; return 0; fi
     if [ $((SECONDS - t0)) -gt "$budget" ]; then echo "$r: skipped (past ${budget}s)"; return 0; fi
-    if ! NSYS=${rec[$r]} timeout 90 tools/nsys_capture.sh --record-only --suffix ".$r" "$@"; then
+    if ! NSYS=${rec[$r]} timeout 90 tools/nsys_capture.sh --record-only --suffix "$suffix" "$@"; then
         echo "$r: FAILED with -t cuda,nvtx,cublas; again with -t cuda,nvtx"
-        NSYS=${rec[$r]} timeout 90 tools/nsys_capture.sh --record-only --suffix ".$r" --trace cuda,nvtx "$@" ||
+        NSYS=${rec[$r]} timeout 90 tools/nsys_capture.sh --record-only --suffix "$suffix" --trace cuda,nvtx "$@" ||
             { echo "$r: FAILED again; no further captures with it"; broken[$r]=1; }
     fi
 }
@@ -69,7 +80,7 @@ for run in "${runs[@]}"; do
 done
 for r in "${order[@]}"; do
     say "03_simple_mlp --batch 1 --seq 8 --cold: $r (step 0 inside the capture)"
-    capture "$r" --cold --suffix ".$r.cold" 03_simple_mlp --batch 1 --seq 8 --no-check
+    capture "$r" --suffix ".$r.cold" --cold 03_simple_mlp --batch 1 --seq 8 --no-check
 done
 
 say "pack"

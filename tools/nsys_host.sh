@@ -25,16 +25,25 @@
 # likewise. The packages declare a newer C library than Debian 12's; the binaries run on it.
 # Environment: NSYS_HOST_PREFIX (default as above).
 set -euo pipefail
-repo=$(cd "$(dirname "$0")/.." && pwd)
+here=$(readlink -f -- "$0") && repo=${here%/tools/*}
+prog=nsys_host usage="tools/nsys_host.sh [--experimental] [--target-pack] [--importer-pack]"
+# shellcheck source=tools/lib_args.sh
+. "$repo/tools/lib_args.sh"
+# The command line and the environment, before anything is fetched: one line and exit 1 if bad.
+help_or_flags "$@"
+[ -z "$help_asked" ] || set --
 suite=trixie pack=0 importer_pack=0
 for arg in "$@"; do
     case $arg in
-    --experimental) suite=experimental ;;
-    --target-pack) pack=1 ;;
-    --importer-pack) importer_pack=1 ;;
-    *) echo "nsys_host: error: unknown option '$arg'" >&2; exit 1 ;;
+    --experimental) [ "$suite" = trixie ] || die "--experimental given twice"; suite=experimental ;;
+    --target-pack) [ "$pack" = 0 ] || die "--target-pack given twice"; pack=1 ;;
+    --importer-pack) [ "$importer_pack" = 0 ] || die "--importer-pack given twice"; importer_pack=1 ;;
+    -*) die "unknown flag '$arg' (usage: $usage)" ;;
+    *) die "unexpected argument '$arg' (usage: $usage)" ;;
     esac
 done
+[ -z "${NSYS_HOST_PREFIX+x}" ] || out_dir NSYS_HOST_PREFIX "$NSYS_HOST_PREFIX"
+help_done
 if [ "$suite" = experimental ]; then
     prefix=${NSYS_HOST_PREFIX:-$repo/.nsys/host-2024}
     # experimental's Release file may carry a Valid-Until already past here; its signature is
@@ -48,7 +57,6 @@ else
 fi
 
 say() { echo "nsys_host: $*" >&2; }
-die() { echo "nsys_host: error: $*" >&2; exit 1; }
 
 root=$prefix/root
 lib=$root/usr/lib

@@ -18,7 +18,6 @@ block that is a line of an old file the new run changed becomes the new line.
 The prose around a changed number (a comparison, a "faster") is not read: read the changes.
 Exit status 0, or 1 when some pin could not be moved.
 """
-import argparse
 import difflib
 import os
 import re
@@ -26,7 +25,9 @@ import sys
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(HERE, "tests"))
+sys.path.insert(0, os.path.join(HERE, "compare"))
 import doc_numbers  # noqa: E402
+from common import StrictParser, shown  # noqa: E402 (the standard library only)
 
 MASK = re.compile(r"[0-9][0-9.:e+-]*")
 # a number in prose, thousands commas and decimals included; not a word's digits ('sm_90', 'v6')
@@ -272,19 +273,36 @@ def repin_page(page, files, report):
 
 
 def main():
-    p = argparse.ArgumentParser(prog="repin_docs", description=__doc__.split("\n\n")[1])
+    p = StrictParser(prog="repin_docs", description=__doc__.split("\n\n")[1], intermixed=True)
     p.add_argument("old")
     p.add_argument("new")
     p.add_argument("pages", nargs="*")
     p.add_argument("--write", action="store_true", help="rewrite the pages (else: report only)")
     p.add_argument("--root", default=HERE, help="the tree the paths start from (default: this checkout)")
-    args = p.parse_intermixed_args()
-    for d in (args.old, args.new):
-        if not os.path.isdir(os.path.join(args.root, d)):
-            p.error(f"{d}: no such folder (a results folder, from the repository's root)")
-    for page in args.pages:
-        if not os.path.isfile(os.path.join(args.root, page)):
-            p.error(f"{page}: no such page")
+
+    def check(args):
+        if not os.path.isdir(args.root):
+            p.error(f"--root: {args.root}: no such folder")
+        for d in (args.old, args.new):
+            if d is not None and not os.path.isdir(os.path.join(args.root, d)):
+                p.error(f"{d}: no such folder (a results folder, from the repository's root)")
+        for page in args.pages or ():
+            full = os.path.join(args.root, page)
+            if not os.path.isfile(full):
+                p.error(f"{page}: no such page" if not os.path.lexists(full) else f"{page}: not a regular file")
+            if args.write and not os.access(full, os.W_OK):
+                p.error(f"{page}: not writable (--write)")
+
+    p.checks.append(check)
+    args = p.parse_args()
+    try:
+        return repin(args)
+    except (OSError, UnicodeDecodeError) as e:
+        sys.stderr.write("repin_docs: error: %s\n" % shown(e))
+        return 1
+
+
+def repin(args):
     files = Files(args.root, os.path.normpath(args.old), os.path.normpath(args.new))
     failed = 0
     for page in args.pages or doc_numbers.PINNED:

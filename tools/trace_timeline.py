@@ -21,13 +21,16 @@ full names in a key under the plot; a slice too narrow for its label has it besi
 Times are microseconds from the start of the window. Needs only Python and gnuplot: for a reader
 without a browser at hand, or a figure in the docs.
 """
-import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "compare"))
+from common import StrictParser, input_problem, out_file_problem, shown  # noqa: E402 (the standard library only)
 
 CPU_CATS = ("cpu_op", "user_annotation")
 API_CATS = ("cuda_runtime", "cuda_driver")
@@ -52,7 +55,8 @@ COLOUR = {"user_annotation": 1, "cpu_op": 2, "api": 3, "kernel": 4, "gpu_memcpy"
 
 
 def fail(msg):
-    sys.exit(f"trace_timeline: error: {msg}")
+    sys.stderr.write(f"trace_timeline: error: {shown(msg)}\n")
+    sys.exit(1)
 
 
 def end(e):
@@ -92,9 +96,17 @@ def kernel_bounds(spans, path, first, count):
 def load_window(path, window):
     """The CPU ranges and API calls inside the window, and the GPU work they launched (with the
     GPU mirrors of the ranges inside the window)."""
-    with open(path) as f:
-        events = json.load(f)["traceEvents"]
-    spans = [e for e in events if e.get("ph") == "X" and "dur" in e]
+    try:
+        with open(path, encoding="utf-8") as f:
+            events = json.load(f)["traceEvents"]
+        spans = [e for e in events if e.get("ph") == "X" and "dur" in e]
+        for e in spans:
+            e["ts"], e["dur"] = float(e["ts"]), float(e["dur"])
+            str(e["name"])
+    except OSError as e:
+        fail(f"{path}: {e.strerror}")
+    except (ValueError, KeyError, TypeError, AttributeError):  # UnicodeDecodeError and JSON's errors too
+        fail(f"{path} is not a trace: JSON with a traceEvents list of events, each with ts, dur and name")
     m = KERNEL_WINDOW.match(window)
     if m:
         t0, t1, origin = kernel_bounds(spans, path, int(m.group(1)), int(m.group(2)))
@@ -314,19 +326,34 @@ def layout(p, px_per_us, x_max, left):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = StrictParser(prog="trace_timeline", description=__doc__.splitlines()[0])
     ap.add_argument("trace")
     ap.add_argument("window", help="a range's name (ProfilerStep#3) or kernels:N+K")
     ap.add_argument("png")
     ap.add_argument("--title", default="")
     ap.add_argument("--also", nargs=3, metavar=("TRACE2", "WINDOW2", "TITLE2"),
                     help="a second window drawn under the first, on the same time scale")
-    a = ap.parse_args()
 
+    def check(a):
+        for flag, path in (("", a.trace), ("--also: ", a.also[0] if a.also else None)):
+            problem = path is not None and input_problem(path)
+            if problem:
+                ap.error(flag + problem)
+        if a.png is not None:
+            if not a.png.endswith(".png"):
+                ap.error(f"'{a.png}' does not name a .png file")
+            problem = out_file_problem(a.png)
+            if problem:
+                ap.error(problem)
+
+    ap.checks.append(check)
+    a = ap.parse_args()
     panels = [panel(a.trace, a.window, a.title)]
     if a.also:
         panels.append(panel(*a.also))
-    span = max(t for p in panels for lane in p["lanes"] for _, t, _, _ in lane["slices"])
+    span = max((t for p in panels for lane in p["lanes"] for _, t, _, _ in lane["slices"]), default=0)
+    if span <= 0:
+        fail("nothing to draw: the window%s holds no event" % ("s" if a.also else ""))
     x_max = span * 1.02
     # one left margin for every panel, wide enough for the longest lane name (9-point font):
     # the panels share their time axis pixel for pixel
@@ -340,7 +367,13 @@ def main():
     def screen(px_from_top):
         return 1 - px_from_top / total
 
-    with tempfile.TemporaryDirectory() as tmp:
+    if not shutil.which("gnuplot"):
+        fail("gnuplot is required (not found on PATH)")
+    try:
+        tmp_dir = tempfile.TemporaryDirectory()
+    except OSError as e:
+        fail(f"cannot make a temporary folder (TMPDIR): {e.strerror}")
+    with tmp_dir as tmp:
         script = os.path.join(tmp, "plot.gp")
         with open(script, "w") as f:
             f.write(f"""set terminal pngcairo size {WIDTH},{total} font "sans,9"
@@ -396,7 +429,10 @@ set yrange [{-p["plot_px"]}:0]
                 f.write(f"plot {gp_string(data)} using 1:2:3:4:5 with boxxyerror lc palette notitle\n")
                 top += h
             f.write("unset multiplot\n")
-        subprocess.run(["gnuplot", script], check=True)
+        proc = subprocess.run(["gnuplot", script], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              errors="replace")
+        if proc.returncode != 0:
+            fail("gnuplot failed (status %d): %s" % (proc.returncode, (proc.stdout.strip().splitlines() or [""])[-1]))
 
 
 if __name__ == "__main__":
