@@ -4,7 +4,8 @@
 # no measurements: each is drawn from the kernels' constants and a shape CSV beside the scripts,
 # so they need no run's results and no GPU.
 #   bench/diagrams.sh [OUT_DIR [NAME...]]   (default docs/img, every diagram)
-# NAME (tile, tma_ring, pingpong, stream_k) draws only those.
+# NAME (tile, tma_ring, pingpong, stream_k, gpu) draws only those; gpu is the primer's (00_gpu.png,
+# and 00_gpu_ko.png with Korean labels: a font with Hangul, such as fonts-nanum, must be installed).
 set -euo pipefail
 here=$(readlink -f -- "$0") && cd "${here%/*}/.."
 prog=diagrams usage="bench/diagrams.sh [OUT_DIR [NAME...]]"
@@ -31,8 +32,9 @@ mkdir -p "$out"
 as_file() {  # a name gnuplot reads as a file: it takes '<cmd' and '|cmd' as commands
     case $1 in /*) printf '%s' "$1" ;; *) printf './%s' "$1" ;; esac
 }
-draw() {  # draw NAME SHAPE_CSV TITLE: common/plots/diagrams/NAME.gp into OUT/05_NAME.png
-    local png=$out/05_$1.png
+draw() {  # draw NAME SHAPE_CSV TITLE [CHAPTER [LANG]]: common/plots/diagrams/NAME.gp into OUT/CHAPTER_NAME[_LANG].png
+    # (05); a script that knows LANG reads it from the PNG's name
+    local png=$out/${4:-05}_$1${5:+_$5}.png
     if [ ${#only[@]} -gt 0 ] && ! printf '%s\n' "${only[@]}" | grep -qxF -- "$1"; then return 0; fi
     gnuplot -c common/plots/call.gp "$d/$1.gp" "$(as_file "$d/$2")" "$(as_file "$png")" "$3"
     echo "wrote $png"
@@ -42,3 +44,5 @@ draw tile article.csv "Version 6's tile: 128 x 64 of m from a gate tile and an u
 draw tma_ring article.csv "Version 3's ring: 4 stages of 48 KB, a full and an empty mbarrier each, the phase flipping at every wrap"
 draw pingpong article.csv "Version 6, ping-pong: one consumer's epilogue under the other's wgmmas (dim 768: 12 steps of K a tile)"
 draw stream_k llama_512.csv "Stream-K, 512 tokens, 4096 -> 11008: 688 tiles of 128 x 64 on 132 SMs"
+draw gpu llama_512.csv "The GPU in a dozen terms: launches queue in a stream, SMs run blocks of warps, tiles go to the SMs in waves" 00
+draw gpu llama_512.csv "열두 가지 용어로 보는 GPU: 런치는 스트림에 쌓이고, SM은 워프로 된 블록을 실행하며, 타일은 웨이브 단위로 SM에 배정된다" 00 ko

@@ -34,6 +34,7 @@ PAIRS = [
     ("docs/reading-traces.md", "docs/ko/reading-traces.md"),
     ("docs/nsight-systems.md", "docs/ko/nsight-systems.md"),
     ("docs/pytorch-vs-c.md", "docs/ko/pytorch-vs-c.md"),
+    ("docs/00_gpu_primer.md", "docs/ko/00_gpu_primer.md"),
 ]
 GLOSSARY = "docs/ko/glossary.md"
 
