@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Draws the concept diagrams of the GEMM chapter (docs/img/05_<name>.png) with gnuplot and the
-# scripts in common/plots/diagrams/, called as every figure is (common/plots/call.gp). They hold
+# Draws the concept diagrams (docs/img/05_<name>.png for the GEMM chapter, 00_gpu.png for the
+# primer) with gnuplot and the scripts in common/plots/diagrams/, called as every figure is
+# (common/plots/call.gp). They hold
 # no measurements: each is drawn from the kernels' constants and a shape CSV beside the scripts,
 # so they need no run's results and no GPU.
 #   bench/diagrams.sh [OUT_DIR [NAME...]]   (default docs/img, every diagram)
@@ -18,7 +19,7 @@ no_flags "$@"
 out=${1:-docs/img}
 out_dir OUT_DIR "$out"
 only=("${@:2}")
-names=(tile tma_ring pingpong stream_k)
+names=(tile tma_ring pingpong stream_k gpu)
 for n in "${only[@]}"; do
     [ "$(printf '%s\n' "${names[@]}" | grep -cxF -- "$n")" -eq 1 ] ||
         die "NAME: unknown diagram '$n' (diagrams: ${names[*]})"
