@@ -448,12 +448,12 @@ if [ ${#stages[@]} -eq 4 ]; then
     via_run "compare: error: " "--torch-variant given twice" --compare 01_matmul_add --torch-variant eager --torch-variant compile
     via_run "compare: error: " "--torch-variant given twice" --compare 04_fused_mlp --torch-variant=eager --torch-variant=eager
     via_run "compare: error: " "--torch-variant given twice" --compare 03_simple_mlp --torch-variant all --torch-variant x
-    via_run "@(01_matmul_add|compare/matmul_add.py): error: " "--out: ../file is" --compare 01_matmul_add --out ../file
+    via_run "@(01_matmul_add|compare/matmul_add.py): error: " "../file is" --compare 01_matmul_add --out ../file
     via_run "@(02_linear|compare/linear.py): error: " "cannot create output directory /dev/null/x" --compare 02_linear --out /dev/null/x
     via_run "@(03_simple_mlp|compare/mlp.py): error: " "cannot create output directory /proc/x" --compare 03_simple_mlp --out /proc/x
     via_run "@(04_fused_mlp|compare/mlp.py): error: " "../dangling is a symbolic link to nothing" --compare 04_fused_mlp --out ../dangling
-    via_run "@(01_matmul_add|compare/matmul_add.py): error: " "--out: ../fifo is" --compare 01_matmul_add --out ../fifo
-    via_run "@(02_linear|compare/linear.py): error: " "--out: ../link_to_file is" --compare 02_linear --out ../link_to_file
+    via_run "@(01_matmul_add|compare/matmul_add.py): error: " "../fifo is" --compare 01_matmul_add --out ../fifo
+    via_run "@(02_linear|compare/linear.py): error: " "../link_to_file is" --compare 02_linear --out ../link_to_file
     via_run "@(01_matmul_add|compare/matmul_add.py): error: " "cannot create output directory ../file/sub" --compare 01_matmul_add --out ../file/sub
     # (these need the stage's --help to run its checks without a GPU: the variant against the
     # dtype, the sizes)
