@@ -43,6 +43,11 @@ COMMON_C := $(wildcard common/*.c common/profiler/*.c)
 COMMON_CU := $(wildcard common/*.cu common/profiler/*.cu)
 COMMON_OBJ := $(COMMON_C:%.c=$(BUILD)/%.o) $(COMMON_CU:%.cu=$(BUILD)/%.cu.o)
 
+# Builds use every CPU unless a -j is given (make -j 1 for one job at a time).
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
+endif
+
 .PHONY: all test test-full test-cpu sanitize clean ceilings fuzz $(STAGES)
 .DEFAULT_GOAL := all
 # keep object files of tests between runs
