@@ -27,6 +27,14 @@ static const shared_flag shared_flags[] = {
 };
 #define N_SHARED (int)(sizeof shared_flags / sizeof shared_flags[0])
 
+/* The length of the control character at p, or 0: C0 (below 0x20), DEL, and C1 (U+0080..U+009F,
+ * written in UTF-8 as 0xC2 0x80..0x9F), which terminals also act on. */
+static int control_at(const unsigned char *p)
+{
+    if (*p < 0x20 || *p == 0x7F) return 1;
+    return p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F ? 2 : 0;
+}
+
 /* The message quotes what the user typed: control characters in it become '?', so the
  * message stays one line whatever the input. */
 static void set_err(char *err, size_t len, const char *fmt, ...)
@@ -35,8 +43,13 @@ static void set_err(char *err, size_t len, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err, len, fmt, ap);
     va_end(ap);
-    for (char *p = err; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7F) *p = '?';
+    char *out = err;
+    for (const unsigned char *p = (const unsigned char *)err; *p;) {
+        const int n = control_at(p);
+        *out++ = n ? '?' : (char)*p;
+        p += n ? n : 1;
+    }
+    *out = '\0';
 }
 
 /* Text that messages quote, or a path that they print, must be one line: a control character in
@@ -44,8 +57,9 @@ static void set_err(char *err, size_t len, const char *fmt, ...)
 static int refuse_control(const char *flag, const char *s, char *err, size_t len)
 {
     for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-        if (*p < 0x20 || *p == 0x7F) {
-            set_err(err, len, "--%s: '%s' holds a control character (byte 0x%02x), which is refused", flag, s, *p);
+        if (control_at(p)) {
+            set_err(err, len, "--%s: '%s' holds a control character (byte 0x%02x), which is refused", flag, s,
+                    *p == 0xC2 ? p[1] : *p);
             return -1;
         }
     return 0;

@@ -151,6 +151,11 @@ static int test_repeated_and_conflicting(void)
     EXPECT_BAD("--sweep does not take --trace-api", "--sweep", "--trace-api", "all");
     EXPECT_BAD("--out: 'a?b' holds a control character (byte 0x0a)", "--out", "a\nb");
     EXPECT_BAD("--dump: 'd?' holds a control character (byte 0x7f)", "--dump", "d\177");
+    /* C1 controls (U+0080..U+009F, 0xC2 0x80..0x9F in UTF-8) are control characters too; other
+     * UTF-8 passes as it is */
+    EXPECT_BAD("--out: 'o?' holds a control character (byte 0x9b)", "--out", "o\xc2\x9b");
+    EXPECT_BAD("unknown variant 'a?b'", "--variant", "a\xc2\x85" "b");
+    EXPECT_BAD("unknown variant 'caf\xc3\xa9'", "--variant", "caf\xc3\xa9");
     EXPECT(parse(&a, err, "--steps", "5", END) == CLI_OK && a.steps_spelled, "%s", err);
     EXPECT(strcmp(cli_given_name(&a, GIVEN_ACTIVE), "steps") == 0, "named as typed");
     EXPECT(parse(&a, err, "--active", "5", "--out", "o", END) == CLI_OK && !a.steps_spelled, "%s", err);
