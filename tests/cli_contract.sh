@@ -54,12 +54,12 @@ expect stray-argument 1 "unexpected argument" stray
 expect unwritable-out 1 "cannot create output directory" --out /dev/null/x
 expect control-chars 1 "unknown variant 'a?b'" --variant "$(printf 'a\nb')"
 
-# The parser's rules hold for every program; what follows them, for stages run by common/stage.c.
+# The parser's rules hold for every program; what follows them, for the stages (common/run.h's steps).
 expect ambiguous 1 "ambiguous flag '--s' (could be --seed" --s 64
 expect abbreviation 1 "abbreviations are refused: write --dtype" --dty fp16
 expect sweep-value 1 "--sweep takes no value" --sweep=1
-# Every stage runs on common/stage.c, whose --help ends with its "shared flags:" section and
-# lists --sweep and --dump: read from the program itself, so that no source layout is assumed.
+# Every stage takes the shared flags, and its --help ends with their "shared flags:" section,
+# --sweep and --dump among them: read from the program itself, so that no source layout is assumed.
 if grep -q "^shared flags:" "$help" && grep -q -- "--sweep" "$help" && grep -q -- "--dump" "$help"; then
     expect sweep-wait 1 "--sweep does not take --wait" --sweep --wait 0
     expect sweep-warmup 1 "--sweep does not take --warmup" --sweep --warmup 2
@@ -67,8 +67,8 @@ if grep -q "^shared flags:" "$help" && grep -q -- "--sweep" "$help" && grep -q -
     expect error-prefix 1 "$name: error: --out: cannot create output directory" --out /dev/null/x
     expect dump-unwritable 1 "--dump: cannot create output directory" --dump /dev/null/x
 else
-    echo "FAIL $name driver-contract: --help has no 'shared flags:' section listing --sweep and --dump" \
-         "(common/stage.c's), so the stage does not run on common/stage.c"
+    echo "FAIL $name shared-flags: --help has no 'shared flags:' section listing --sweep and --dump" \
+         "(the stages' shared flags), so it is not a stage"
 fi
 
 # A flag --sweep varies itself is refused by name; a stage's own no-GPU action runs without one.

@@ -73,7 +73,7 @@ else
 fi
 
 # --sweep at a small width: 16 token counts, each checked. make test-full only: 02's sweep runs
-# the driver's sweep in make test, and this one's checks of up to 32768 tokens take seconds.
+# a sweep in make test, and this one's checks of up to 32768 tokens take seconds.
 if ! quick; then
     label="$stage --sweep --dim 64 --hidden 256"
     bin/$stage --sweep --dim 64 --hidden 256 --no-plot --no-trace --out "$tmp/s" >"$tmp/log" 2>&1

@@ -121,7 +121,7 @@ static int test_bad_flags(void)
     return 0;
 }
 
-/* What --sweep refuses is the driver's business; the parser records what was given. */
+/* What --sweep refuses is the stage's business (run_check_sweep); the parser records what was given. */
 static int test_given(void)
 {
     common_args a;

@@ -111,24 +111,24 @@ result "cli_contract.sh /nonexistent: one FAIL line, exit 1" \
     "exit $rc: $(one_line "$root/out")"
 stage=01_matmul_add
 if [ -x "bin/$stage" ]; then
-    # The copy has no $stage/main.c at all: the stage's driver is read from its --help.
+    # The copy has no $stage/main.c at all: the stage's shared flags are read from its --help.
     "$co/tests/cli_contract.sh" "$repo/bin/$stage" >"$root/out" 2>&1
     rc=$?
-    result "cli_contract.sh without the stage's main.c: every check runs (the driver's from --help)" \
+    result "cli_contract.sh without the stage's main.c: every check runs (the shared flags' from --help)" \
         "$([ "$rc" -eq 0 ] && grep -q "^PASS $stage sweep-wait" "$root/out" && grep -q "^PASS $stage error-prefix" "$root/out" &&
             ! grep -q '^FAIL ' "$root/out" && echo yes)" "exit $rc: $(grep -E '^(FAIL|SKIP)' "$root/out" | head -3 | tr '\n' ' ')"
-    # The stage, but its --help without common/stage.c's "shared flags:" section.
-    mkdir -p "$root/nodriver"
-    cat >"$root/nodriver/$stage" <<EOF
+    # The stage, but its --help without the shared flags' section.
+    mkdir -p "$root/noshared"
+    cat >"$root/noshared/$stage" <<EOF
 #!/bin/sh
 if [ "\$1" = --help ]; then "$repo/bin/$stage" --help | grep -v '^shared flags:'; exit 0; fi
 exec "$repo/bin/$stage" "\$@"
 EOF
-    chmod +x "$root/nodriver/$stage"
-    tests/cli_contract.sh "$root/nodriver/$stage" >"$root/out" 2>&1
+    chmod +x "$root/noshared/$stage"
+    tests/cli_contract.sh "$root/noshared/$stage" >"$root/out" 2>&1
     rc=$?
     result "cli_contract.sh, a stage whose --help has no driver section: FAIL, exit 1, the checks after it run" \
-        "$([ "$rc" -ne 0 ] && grep -q "^FAIL $stage driver-contract" "$root/out" &&
+        "$([ "$rc" -ne 0 ] && grep -q "^FAIL $stage shared-flags" "$root/out" &&
             grep -q "^PASS $stage refused-creates-nothing" "$root/out" && echo yes)" "exit $rc: $(one_line "$root/out")"
     # A stage that takes an unknown flag: an ordinary FAIL line makes the script exit 1.
     cat >"$root/fake/$stage" <<EOF
