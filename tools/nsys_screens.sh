@@ -13,10 +13,11 @@
 #   --out DIR       where the PNGs go (default docs/img)
 #   --display :N    the X display to start Xvfb on (default: the first free one from :99)
 # Needs: Xvfb, xdotool, ImageMagick (import, convert) and nsys-ui of Nsight Systems 2024.2.3 (the
-#   layout its clicks expect): NSYS_UI, else nsys-ui on PATH, else the one tools/nsys_host.sh --experimental unpacked
-#   into .nsys/host-2024. On Debian 12 nsys-ui also needs the packages libxcb-icccm4
-#   libxcb-image0 libxcb-keysyms1 libxcb-render-util0 libxcb-xinerama0 libxkbcommon-x11-0
-#   libxcb-cursor0 (and Mesa's libgl1 and libegl1, which it renders with).
+#   layout its clicks expect): NSYS_UI, else nsys-ui on PATH, else the one tools/nsys_host.sh
+#   --experimental unpacked into .nsys/host-2024 (or NSYS_HOST_PREFIX, as there). On Debian 12
+#   nsys-ui also needs the packages libxcb-icccm4 libxcb-image0 libxcb-keysyms1
+#   libxcb-render-util0 libxcb-xinerama0 libxkbcommon-x11-0 libxcb-cursor0 (and Mesa's libgl1
+#   and libegl1, which it renders with).
 # Exit status: 0 done, 1 bad input (nothing created), 2 a tool is missing (nothing created),
 #   3 the GUI did not come up or did not show what was expected (the line says which step).
 # The GUI runs with a home directory of its own (a temporary one), so its settings and layout are
@@ -41,9 +42,8 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-printable() { [ "$(printf '%s' "$1" | tr -d '[:print:]')" = '' ]; }
 for v in "$reports" "$out" "$display"; do
-    printable "$v" || die "an argument holds control characters"
+    case $v in *[[:cntrl:]]*) die "an argument holds control characters" ;; esac
 done
 
 rep01=$reports/01_matmul_add/64_bf16_cold_eager.nsys2024.nsys-rep
@@ -65,7 +65,7 @@ for t in Xvfb xdotool import convert; do
 done
 ui=${NSYS_UI:-$(command -v nsys-ui || true)}
 if [ -z "$ui" ]; then
-    c=$repo/.nsys/host-2024/root/usr/lib/nsight-systems/bin/nsys-ui
+    c=${NSYS_HOST_PREFIX:-$repo/.nsys/host-2024}/root/usr/lib/nsight-systems/bin/nsys-ui
     [ -x "$c" ] && ui=$c
 fi
 { [ -n "$ui" ] && [ -x "$ui" ]; } ||
