@@ -220,7 +220,8 @@ label() {
 }
 ink='#c8102e'
 font=DejaVu-Sans-Bold
-convert -list font 2>/dev/null | grep -q "Font: $font\$" || font=''
+# (grep reads the whole list: with -q it could stop early and, under pipefail, fail the pipe)
+[ "$(convert -list font 2>/dev/null | grep -c "Font: $font\$")" -gt 0 ] || font=''
 
 # finish NAME GEOMETRY: crop the last shot, draw the labels, write OUT/NAME.png
 finish() {
@@ -256,7 +257,7 @@ found "${s2l:-}" "${f2l:-}" "${k1l:-}" || fail "01: the steps' ranges or kernels
 label 300 392 330 398 $((s2l + 40)) 268 "ProfilerStep#2 (NVTX)"
 label 620 392 650 398 $((f2l + 60)) 288 "the forward's range (matmul_add)"
 label $((k1l - 400)) 111 $((k1l - 30)) 120 $((k1l - 2)) 120 "the GEMM kernel on the CUDA row"
-finish nsys_01_steps 1600x340+0+86
+finish nsys_01_steps 1566x340+0+86
 # step 3: from its range's start to step 4's
 read -r s3l _ < <(runs 254 3 "$scratch/now.png" | nth 2)
 read -r s4l _ < <(runs 254 3 "$scratch/now.png" | nth 3)
@@ -272,7 +273,7 @@ label $((gl + 20)) 422 $((gl + 50)) 428 $((gl + 50)) 306 "gemm: our NVTX range a
 label $((al + 60)) 392 $((al + 70)) 398 $((al + 70)) 330 "its launch (CUDA API)"
 label $((kl - 400)) 111 $((kl - 30)) 120 $((kl - 2)) 120 "the GEMM kernel on the CUDA row"
 label $((kl - 400)) 170 $((kl - 30)) 180 $((kl - 2)) 180 "the ranges, projected onto the GPU"
-finish nsys_01_step3 1600x370+0+86
+finish nsys_01_step3 1566x370+0+86
 close_report
 
 # --- 03_simple_mlp at the article's shape: step 3, one eager forward ---
@@ -294,7 +295,7 @@ label $((fl + 330)) 412 $((fl + 340)) 418 $((fl + 200)) 326 "the forward's range
 label $((gl - 10)) 442 $((gl + 20)) 448 $((gl + 20)) 347 "gate_proj: our range around the cuBLAS call"
 label $((kl + 250)) 257 $((kl + 260)) 262 $((kl + 140)) 150 "cuBLAS's GEMM kernel, on the CUDA row"
 label $(((pl + pr) / 2 + 200)) 257 $(((pl + pr) / 2 + 210)) 262 $(((pl + pr) / 2 + 140)) 222 "the forward on the GPU"
-finish nsys_03_eager 1600x390+0+86
+finish nsys_03_eager 1566x390+0+86
 close_report
 
 # --- 04_fused_mlp, the decode graph, recorded with --cuda-graph-trace=node: step 3 ---
@@ -317,5 +318,5 @@ label $((gl + 20)) 322 $((gl + 50)) 328 $((gl + 50)) 243 "graph_launch (NVTX)"
 label $((al + 100)) 352 $((al + 130)) 358 $((al + 130)) 266 "cudaGraphLaunch (CUDA API)"
 label $((k1l - 560)) 150 $((k1l - 60)) 158 $(((k1l + k1r) / 2)) 142 "graph nodes: decode_gate_up, decode_down_split"
 label 0 0 $((k1l - 60)) 158 $((k2l + 40)) 142 ""
-finish nsys_04_graph 1600x310+0+86
+finish nsys_04_graph 1566x310+0+86
 close_report
