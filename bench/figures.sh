@@ -87,8 +87,12 @@ sweep_plot() {  # sweep_plot SCRIPT CSV PNG TITLE: as plot, dated by the sweeps'
 }
 timeline() {  # timeline TRACE STEP PNG TITLE [REF_TRACE REF_STEP REF_TITLE]: dated by TRACE_DIR
     local f
-    for f in "$1" "${5:-$1}"; do [ -f "$f" ] || { echo "figures: $f missing" >&2; exit 1; }; done
-    if [ $# -ge 7 ]; then
+    local ref=${5:-$1}
+    [ "$ref" != --label ] || ref=$1
+    for f in "$1" "$ref"; do [ -f "$f" ] || { echo "figures: $f missing" >&2; exit 1; }; done
+    if [ "${5:-}" = --label ]; then  # timeline TRACE STEP PNG TITLE --label START END TEXT ...
+        tools/trace_timeline.py "$1" "$2" "$3" --title "$4 ($where_traces)" "${@:5}"
+    elif [ $# -ge 7 ]; then
         tools/trace_timeline.py "$1" "$2" "$3" --title "ours: $4 ($where_traces)" --also "$5" "$6" "$7"
     else
         tools/trace_timeline.py "$1" "$2" "$3" --title "$4 ($where_traces)"
@@ -102,11 +106,23 @@ torch_title() {  # torch_title WHAT STEP: the title of PyTorch's panel
 mt=$tt/01_matmul_add
 timeline "$mt/64_bf16_cold_eager.json" "ProfilerStep#3" "$img/01_timeline_64_eager_step3.png" "matmul + add, size 64, eager, ProfilerStep#3"
 timeline "$mt/64_bf16_cold_addmm.json" "ProfilerStep#3" "$img/01_timeline_64_addmm_step3.png" "matmul + add, size 64, addmm (bias copied, GEMM with beta = 1), ProfilerStep#3"
-timeline "$mt/cold_step/64_bf16_cold_eager.json" "ProfilerStep#0" "$img/01_timeline_64_eager_step0.png" "matmul + add, size 64, eager, the cold ProfilerStep#0"
+# The cold step, its stretches named: what the trace shows as gaps (microseconds from the step's
+# start, read off the cold_step trace: the ranges' edges and the CUDA calls around each gap)
+timeline "$mt/cold_step/64_bf16_cold_eager.json" "ProfilerStep#0" "$img/01_timeline_64_eager_step0.png" "matmul + add, size 64, eager, the cold ProfilerStep#0" \
+    --label 30 2111 "cublasLtCreate: module loading, then the workspace's cudaMalloc (2 ms)" \
+    --label 2111 68021 "the heuristic query: cuBLASLt loads its kernel catalogue, no CUDA call (66 ms)" \
+    --label 68021 70040 "cublasLtMatmul's first call, then the GEMM kernel's lazy loading (2 ms)"
+timeline "$mt/4096_bf16_cold_eager.json" "ProfilerStep#3" "$img/01_timeline_4096_eager_step3.png" "matmul + add, size 4096, eager, ProfilerStep#3"
 timeline "$mt/bmm/b8_64_bf16_cold_eager.json" "ProfilerStep#3" "$img/01_timeline_b8_eager_step3.png" "matmul + add, 8 x size 64 (batched), eager, ProfilerStep#3"
 m=$t/01_matmul_add
 plot steps.gp "$m/64_bf16_cold_eager.csv" "$img/01_steps_64_cold_eager.png" "matmul + add, size 64, eager, no warm-up"
 plot steps.gp "$m/64_bf16_warm_eager.csv" "$img/01_steps_64_warm_eager.png" "matmul + add, size 64, eager, 5 warm-up forwards"
+# the cold run and the warm one on one log axis (the warm CSV reaches gnuplot as call.gp's CSV2)
+for f in "$m/64_bf16_cold_eager.csv" "$m/64_bf16_warm_eager.csv"; do [ -f "$f" ] || { echo "figures: $f missing" >&2; exit 1; }; done
+gnuplot -c common/plots/call.gp common/plots/cold_vs_warm.gp "$(as_file "$m/64_bf16_cold_eager.csv")" \
+    "$(as_file "$img/01_steps_64_cold_vs_warm.png")" "matmul + add, size 64, eager: each step's CPU time, cold and warm ($where)" \
+    "$(as_file "$m/64_bf16_warm_eager.csv")"
+echo "wrote $img/01_steps_64_cold_vs_warm.png"
 plot steps.gp "$m/4096_bf16_cold_eager.csv" "$img/01_steps_4096_eager_30.png" "matmul + add, size 4096, eager, 30 steps"
 sweep_plot crossover.gp "$ts/01_matmul_add/sweep_bf16_eager.csv" "$img/01_crossover_eager.png" "matmul + add, eager, bf16"
 sweep_plot crossover.gp "$ts/01_matmul_add/sweep_bf16_fused.csv" "$img/01_crossover_fused.png" "matmul + add, fused, bf16"
@@ -121,7 +137,11 @@ sweep_plot batch_crossover.gp "$ts/02_linear/sweep_32x64_bf16_epilogue.csv" "$im
 
 st=$tt/03_simple_mlp
 timeline "$st/64x128_768x3072_bf16_cold_eager.json" "ProfilerStep#3" "$img/03_timeline_article_eager_step3.png" "GeGLU MLP, article shape, eager, ProfilerStep#3"
-timeline "$st/cold_step/64x128_768x3072_bf16_cold_eager.json" "ProfilerStep#0" "$img/03_timeline_article_eager_step0.png" "GeGLU MLP, article shape, eager, the cold ProfilerStep#0"
+timeline "$st/cold_step/64x128_768x3072_bf16_cold_eager.json" "ProfilerStep#0" "$img/03_timeline_article_eager_step0.png" "GeGLU MLP, article shape, eager, the cold ProfilerStep#0" \
+    --label 29 2229 "cublasLtCreate: module loading, the first workspace (2 ms)" \
+    --label 2229 64318 "the first heuristic query: cuBLASLt loads its kernel catalogue, no CUDA call (62 ms)" \
+    --label 64318 67286 "the second plan, the first cublasLtMatmul (3 ms)" \
+    --label 67475 69721 "down_proj's first cublasLtMatmul (2 ms)"
 # Ours beside PyTorch's: its metadata ops (aten::t, aten::view, ...) and the same five kernels
 timeline "$st/64x128_768x3072_bf16_cold_eager.json" "ProfilerStep#3" "$img/03_timeline_ours_vs_pytorch.png" \
     "GeGLU MLP, article shape, eager, ProfilerStep#3" \
@@ -132,6 +152,14 @@ sweep_plot tokens_sweep.gp "$ts/03_simple_mlp/sweep_768x3072_bf16_eager.csv" "$i
 
 f=$t/04_fused_mlp
 where=$(where_of 04)
+# eager's five kernels over the epilogue rung's two, one time scale
+ft=$tt/04_fused_mlp
+where_traces=$(where_traces_of 04)
+for v in eager epilogue; do [ -f "$ft/64x128_768x3072_bf16_cold_$v.json" ] || { echo "figures: $ft/64x128_768x3072_bf16_cold_$v.json missing" >&2; exit 1; }; done
+tools/trace_timeline.py "$ft/64x128_768x3072_bf16_cold_eager.json" "ProfilerStep#3" "$img/04_timeline_eager_vs_epilogue.png" \
+    --title "GeGLU MLP, article shape, eager, ProfilerStep#3 ($where_traces)" \
+    --also "$ft/64x128_768x3072_bf16_cold_epilogue.json" "ProfilerStep#3" "the same, epilogue rung, ProfilerStep#3: the GeGLU in the first GEMM's epilogue"
+echo "wrote $img/04_timeline_eager_vs_epilogue.png"
 where_sweeps=$(where_of 04 "$sweeps")
 for shape in 64x128_768x3072 1x8_768x3072 64x512_4096x11008; do
     plot ladder.gp "$f/ladder_${shape}_bf16.csv" "$img/04_fused_mlp_ladder_${shape}_bf16.png" "GeGLU MLP ladder, ${shape/_/, }, bf16"

@@ -70,10 +70,11 @@ def main():
                     side_by_side.plot({"path": os.path.join(name, "ours.csv"), "tag": name},
                                       {"path": os.path.join(name, "torch.csv"), "tag": name}, png, name)
                 failed += verdict(label, png)
-                label = "trace_timeline under the name and title %r" % name
+                label = "trace_timeline under the name, title and --label text %r" % name
                 png = os.path.join(name, "timeline.png")
                 subprocess.run([sys.executable, os.path.join(ROOT, "tools", "trace_timeline.py"), TRACE,
-                                "ProfilerStep#3", png, "--title", name], capture_output=True)
+                                "ProfilerStep#3", png, "--title", name, "--label", "1", "5", name],
+                               capture_output=True)
                 failed += verdict(label, png)
                 shutil.rmtree(name)
         finally:

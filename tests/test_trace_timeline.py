@@ -3,7 +3,8 @@
 of kernels in PyTorch's trace of the same MLP, which has no steps. Then both drawn in one PNG.
 Its labels: lanes named by the trace's categories and names (ours and PyTorch's), long kernel
 names shortened to what they are and never cut inside a word, a slice too narrow for its name
-still labelled beside its lane.
+still labelled beside its lane. --label's notes: each on a line above the lanes, a second line only
+for one that would overlap; a bad span refused.
 One line per check: PASS/FAIL/SKIP name.
 """
 import os
@@ -103,6 +104,17 @@ def main():
     report("timeline_narrow_slice_labelled", None if ok else
            f"inside {inside}, beside {beside}; kernels inside {k_inside}, beside {k_beside}, key {keyed}")
 
+    # three stretches side by side on one line, unless a text is wider than its stretch
+    px = 1000 / 100
+    placed, lines = trace_timeline.place_notes([(0, 30, "a"), (30, 60, "b"), (60, 100, "c")], px, 100)
+    wide, wide_lines = trace_timeline.place_notes([(0, 5, "a long text over a short stretch"), (5, 100, "b")], px, 100)
+    ok = lines == 1 and [p[0] for p in placed] == [0, 0, 0] and wide_lines == 2
+    report("timeline_labels_lines", None if ok else f"{placed} on {lines} lines; {wide} on {wide_lines}")
+    bad = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "trace_timeline.py"), OURS,
+                          "ProfilerStep#3", os.devnull, "--label", "20", "10", "backwards"], capture_output=True, text=True)
+    report("timeline_label_backwards_refused", None if bad.returncode != 0 and "error:" in bad.stderr
+           else "--label 20 10 was accepted")
+
     if not shutil.which("gnuplot"):
         print("SKIP timeline_two_panels: gnuplot not found")
     else:
@@ -113,6 +125,11 @@ def main():
                                  capture_output=True, text=True)
             ok = run.returncode == 0 and os.path.getsize(png) > 0
             report("timeline_two_panels", None if ok else f"rc {run.returncode}: {run.stderr.strip()}")
+            run = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "trace_timeline.py"), OURS,
+                                  "ProfilerStep#3", png, "--label", "0", "10", "it's \"quoted\"", "--label", "5", "40", "b"],
+                                 capture_output=True, text=True)
+            ok = run.returncode == 0 and os.path.getsize(png) > 0
+            report("timeline_labelled", None if ok else f"rc {run.returncode}: {run.stderr.strip()}")
     return checks.status()
 
 

@@ -2,6 +2,7 @@
 """Draws one step of a trace we wrote (or any PyTorch profiler trace) as a timeline PNG.
 
     tools/trace_timeline.py TRACE.json WINDOW OUT.png [--title T] [--also TRACE2 WINDOW2 TITLE2]
+                            [--label START END TEXT]...
     tools/trace_timeline.py traces/01_matmul_add/64_bf16_cold_eager.json ProfilerStep#3 step3.png
     tools/trace_timeline.py pytorch.trace.json kernels:5+5 forward.png
 
@@ -9,7 +10,10 @@ WINDOW is the name of a range (a step, ProfilerStep#3), or kernels:N+K for a tra
 the K kernels from the N-th (counted from 0 in the order they ran), the CPU ops around their
 launches, from the start of the outermost op around the first launch to the end of the outermost
 op around the last. --also draws a second window (of the same or another trace) under the first,
-on the same time scale: two traces side by side.
+on the same time scale: two traces side by side. --label names what fills a stretch of the first
+window, START to END microseconds from its start (a gap with no event, a library's set-up): the
+stretch shaded across the lanes, a double arrow over it and the text above the plot; repeat it
+for several stretches (one that overlaps another goes on a line of its own).
 
 Lanes from top to bottom, named as PyTorch's layers: the ranges by nesting depth, each lane named
 by its category and names ("ProfilerStep (user_annotation)", "mlp_fwd (user_annotation)",
@@ -48,6 +52,9 @@ LINE_PX = 12      # one line of labels beside a lane
 TITLE_PX = 34
 AXIS_PX = 46      # the tics and the axis label under the plot
 KEY_PX = 13       # one line of the key
+NOTE_PX = 30      # one line of --label: its text over its double arrow
+NOTE_CHAR_PX = 6.2  # the labels' 9-point font
+NOTE_SHADES = ("#fff3b0", "#e8e0f4", "#fde0dd")  # the stretches of --label, in turn
 MAX_LINES = {"range": 3, "api": 2, "gpu": 3, "mirror": 1}
 # colour index: user_annotation, cpu_op, CUDA API, kernel, memcpy/memset, GPU mirror
 COLOUR = {"user_annotation": 1, "cpu_op": 2, "api": 3, "kernel": 4, "gpu_memcpy": 5, "gpu_memset": 5,
@@ -306,10 +313,28 @@ def as_file(path):
     return path if os.path.isabs(path) else os.path.join(".", path)
 
 
+def place_notes(notes, px_per_us, x_max):
+    """Each --label's line above the lanes: the first where its text and arrow overlap no other's.
+    Returns [(line, start, end, text x, text)] and the number of lines."""
+    placed, line_end = [], []
+    for s, t, text in sorted(notes):
+        width = (len(text) * NOTE_CHAR_PX * 1.1 + 8) / px_per_us
+        x = max(0.0, min((s + t - width) / 2, x_max - width))
+        lo, hi = min(s, x), max(t, x + width)
+        line = next((i for i, e in enumerate(line_end) if e <= lo), len(line_end))
+        if line == len(line_end):
+            line_end.append(-1e30)
+        line_end[line] = hi
+        placed.append((line, s, t, x, text))
+    return placed, len(line_end)
+
+
 def layout(p, px_per_us, x_max, left):
-    """Pixel rows of a panel's lanes, from the top of its plot area: each lane's lines of labels
-    above, its slices, its lines below. Fills p["rows"], p["plot_px"], p["key"]."""
-    y = 8
+    """Pixel rows of a panel's lanes, from the top of its plot area: its --label lines, then each
+    lane's lines of labels above, its slices, its lines below. Fills p["rows"], p["plot_px"],
+    p["key"], p["notes"]."""
+    p["notes"], lines = place_notes(p.get("labels", []), px_per_us, x_max)
+    y = 8 + lines * NOTE_PX
     rows = []
     shortened = {}
     for lane in p["lanes"]:
@@ -333,6 +358,8 @@ def main():
     ap.add_argument("--title", default="")
     ap.add_argument("--also", nargs=3, metavar=("TRACE2", "WINDOW2", "TITLE2"),
                     help="a second window drawn under the first, on the same time scale")
+    ap.add_argument("--label", nargs=3, action="append", default=[], metavar=("START", "END", "TEXT"),
+                    help="name the stretch START..END (microseconds from the first window's start)")
 
     def check(a):
         for flag, path in (("", a.trace), ("--also: ", a.also[0] if a.also else None)):
@@ -346,12 +373,23 @@ def main():
             if problem:
                 ap.error(problem)
 
+        for start, stop, _ in a.label:
+            try:
+                ok = 0 <= float(start) < float(stop) < float("inf")
+            except ValueError:
+                ok = False
+            if not ok:
+                ap.error(f"--label {start} {stop}: START and END are microseconds, 0 <= START < END")
+
     ap.checks.append(check)
     a = ap.parse_args()
     panels = [panel(a.trace, a.window, a.title)]
+    panels[0]["labels"] = [(float(s), float(t), text) for s, t, text in a.label]
     if a.also:
         panels.append(panel(*a.also))
     span = max((t for p in panels for lane in p["lanes"] for _, t, _, _ in lane["slices"]), default=0)
+    if span > 0:
+        span = max([span] + [t for _, t, _ in panels[0]["labels"]])
     if span <= 0:
         fail("nothing to draw: the window%s holds no event" % ("s" if a.also else ""))
     x_max = span * 1.02
@@ -394,6 +432,7 @@ set multiplot
                 plot_top = top + TITLE_PX
                 f.write(f"""unset arrow
 unset label
+unset object
 set tmargin at screen {screen(plot_top):.5f}
 set bmargin at screen {screen(plot_top + p["plot_px"]):.5f}
 set title {gp_string(p["title"])} noenhanced offset 0,-0.3
@@ -417,6 +456,14 @@ set yrange [{-p["plot_px"]}:0]
                              else r["bottom"] + (line + 0.5) * LINE_PX + 1)
                         f.write(f"set label {gp_string(text)} at first {x:.4f},{-y:.1f} left offset 0.1,0 "
                                 "font 'sans,7' noenhanced front\n")
+                for k, (line, s, t, x, text) in enumerate(p["notes"]):
+                    y = 8 + (line + 0.72) * NOTE_PX
+                    f.write(f"set object rect from {s:.4f},{-y:.1f} to {t:.4f},{-p['plot_px']} "
+                            f"fc rgb '{NOTE_SHADES[k % len(NOTE_SHADES)]}' fs solid 0.6 noborder behind\n")
+                    f.write(f"set arrow from {s:.4f},{-y:.1f} to {t:.4f},{-y:.1f} heads lc rgb '#8c6d00' lw 1.2 "
+                            "size screen 0.005,30 front\n")
+                    f.write(f"set label {gp_string(text)} at first {x:.4f},{-(y - 11):.1f} left offset 0.1,0 "
+                            "font 'sans,9' tc rgb '#5c4700' noenhanced front\n")
                 if p["gpu_lane"] is not None:
                     api, gpu = p["rows"][p["api_lane"]], p["rows"][p["gpu_lane"]]
                     for s, t in p["arrows"]:
