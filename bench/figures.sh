@@ -106,12 +106,37 @@ torch_title() {  # torch_title WHAT STEP: the title of PyTorch's panel
 mt=$tt/01_matmul_add
 timeline "$mt/64_bf16_cold_eager.json" "ProfilerStep#3" "$img/01_timeline_64_eager_step3.png" "matmul + add, size 64, eager, ProfilerStep#3"
 timeline "$mt/64_bf16_cold_addmm.json" "ProfilerStep#3" "$img/01_timeline_64_addmm_step3.png" "matmul + add, size 64, addmm (bias copied, GEMM with beta = 1), ProfilerStep#3"
-# The cold step, its stretches named: what the trace shows as gaps (microseconds from the step's
-# start, read off the cold_step trace: the ranges' edges and the CUDA calls around each gap)
-timeline "$mt/cold_step/64_bf16_cold_eager.json" "ProfilerStep#0" "$img/01_timeline_64_eager_step0.png" "matmul + add, size 64, eager, the cold ProfilerStep#0" \
-    --label 30 2111 "cublasLtCreate: module loading, then the workspace's cudaMalloc (2 ms)" \
-    --label 2111 68021 "the heuristic query: cuBLASLt loads its kernel catalogue, no CUDA call (66 ms)" \
-    --label 68021 70040 "cublasLtMatmul's first call, then the GEMM kernel's lazy loading (2 ms)"
+# The cold step, its stretches named (tools/trace_timeline.py --label): what fills the gaps,
+# found in the trace by the CUDA calls and ranges around each gap, so another run's trace gets
+# its own spans and lengths
+cold_labels() {  # cold_labels TRACE 01|03: the --label arguments, one a line
+    python3 - "$1" "$2" <<'PY'
+import json, sys
+path, stage = sys.argv[1], sys.argv[2]
+ev = [e for e in json.load(open(path))["traceEvents"] if e.get("ph") == "X" and "dur" in e]
+t0 = next(e["ts"] for e in ev if e["name"] == "ProfilerStep#0")
+def at(name, n=0, end=False):
+    e = sorted((e for e in ev if e["name"] == name), key=lambda e: e["ts"])[n]
+    return e["ts"] - t0 + (e["dur"] if end else 0)
+def label(a, b, text):
+    print(f"--label\n{a:.0f}\n{b:.0f}\n{text} ({(b - a) / 1000:.0f} ms)")
+if stage == "01":
+    a, b, c, d = at("matmul_add"), at("cudaMalloc", end=True), at("gemm"), at("cuLaunchKernelEx")
+    label(a, b, "cublasLtCreate: module loading, then the workspace's cudaMalloc")
+    label(b, c, "the heuristic query: cuBLASLt loads its kernel catalogue, no CUDA call")
+    label(c, d, "cublasLtMatmul's first call, then the GEMM kernel's lazy loading")
+else:
+    a, b, c = at("gate_proj"), at("cudaMalloc", end=True), at("cudaMalloc", 1)
+    d, e, f = at("cuLaunchKernelEx"), at("down_proj"), at("cuLaunchKernelEx", 2)
+    label(a, b, "cublasLtCreate: module loading, the first workspace")
+    label(b, c, "the first heuristic query: cuBLASLt loads its kernel catalogue, no CUDA call")
+    label(c, d, "the second plan, the first cublasLtMatmul")
+    label(e, f, "down_proj's first cublasLtMatmul")
+PY
+}
+mapfile -t labels < <(cold_labels "$mt/cold_step/64_bf16_cold_eager.json" 01)
+[ ${#labels[@]} -gt 0 ] || { echo "figures: no gaps found in $mt/cold_step/64_bf16_cold_eager.json" >&2; exit 1; }
+timeline "$mt/cold_step/64_bf16_cold_eager.json" "ProfilerStep#0" "$img/01_timeline_64_eager_step0.png" "matmul + add, size 64, eager, the cold ProfilerStep#0" "${labels[@]}"
 timeline "$mt/4096_bf16_cold_eager.json" "ProfilerStep#3" "$img/01_timeline_4096_eager_step3.png" "matmul + add, size 4096, eager, ProfilerStep#3"
 timeline "$mt/bmm/b8_64_bf16_cold_eager.json" "ProfilerStep#3" "$img/01_timeline_b8_eager_step3.png" "matmul + add, 8 x size 64 (batched), eager, ProfilerStep#3"
 m=$t/01_matmul_add
@@ -137,11 +162,9 @@ sweep_plot batch_crossover.gp "$ts/02_linear/sweep_32x64_bf16_epilogue.csv" "$im
 
 st=$tt/03_simple_mlp
 timeline "$st/64x128_768x3072_bf16_cold_eager.json" "ProfilerStep#3" "$img/03_timeline_article_eager_step3.png" "GeGLU MLP, article shape, eager, ProfilerStep#3"
-timeline "$st/cold_step/64x128_768x3072_bf16_cold_eager.json" "ProfilerStep#0" "$img/03_timeline_article_eager_step0.png" "GeGLU MLP, article shape, eager, the cold ProfilerStep#0" \
-    --label 29 2229 "cublasLtCreate: module loading, the first workspace (2 ms)" \
-    --label 2229 64318 "the first heuristic query: cuBLASLt loads its kernel catalogue, no CUDA call (62 ms)" \
-    --label 64318 67286 "the second plan, the first cublasLtMatmul (3 ms)" \
-    --label 67475 69721 "down_proj's first cublasLtMatmul (2 ms)"
+mapfile -t labels < <(cold_labels "$st/cold_step/64x128_768x3072_bf16_cold_eager.json" 03)
+[ ${#labels[@]} -gt 0 ] || { echo "figures: no gaps found in $st/cold_step/64x128_768x3072_bf16_cold_eager.json" >&2; exit 1; }
+timeline "$st/cold_step/64x128_768x3072_bf16_cold_eager.json" "ProfilerStep#0" "$img/03_timeline_article_eager_step0.png" "GeGLU MLP, article shape, eager, the cold ProfilerStep#0" "${labels[@]}"
 # Ours beside PyTorch's: its metadata ops (aten::t, aten::view, ...) and the same five kernels
 timeline "$st/64x128_768x3072_bf16_cold_eager.json" "ProfilerStep#3" "$img/03_timeline_ours_vs_pytorch.png" \
     "GeGLU MLP, article shape, eager, ProfilerStep#3" \
