@@ -140,8 +140,6 @@ timeline "$mt/cold_step/64_bf16_cold_eager.json" "ProfilerStep#0" "$img/01_timel
 timeline "$mt/4096_bf16_cold_eager.json" "ProfilerStep#3" "$img/01_timeline_4096_eager_step3.png" "matmul + add, size 4096, eager, ProfilerStep#3"
 timeline "$mt/bmm/b8_64_bf16_cold_eager.json" "ProfilerStep#3" "$img/01_timeline_b8_eager_step3.png" "matmul + add, 8 x size 64 (batched), eager, ProfilerStep#3"
 m=$t/01_matmul_add
-plot steps.gp "$m/64_bf16_cold_eager.csv" "$img/01_steps_64_cold_eager.png" "matmul + add, size 64, eager, no warm-up"
-plot steps.gp "$m/64_bf16_warm_eager.csv" "$img/01_steps_64_warm_eager.png" "matmul + add, size 64, eager, 5 warm-up forwards"
 # the cold run and the warm one on one log axis (the warm CSV reaches gnuplot as call.gp's CSV2)
 for f in "$m/64_bf16_cold_eager.csv" "$m/64_bf16_warm_eager.csv"; do [ -f "$f" ] || { echo "figures: $f missing" >&2; exit 1; }; done
 gnuplot -c common/plots/call.gp common/plots/cold_vs_warm.gp "$(as_file "$m/64_bf16_cold_eager.csv")" \
