@@ -41,6 +41,12 @@ TRACE_PASS_FLAG = "--trace-pass"
 CHECK_FLAGS_FLAG = "--check-flags"
 
 EXIT_BAD_INPUT, EXIT_WAIVED = 1, 2
+# PyTorch's forms of a forward: eager; torch.compile; graph, the eager forward's kernels captured
+# once in a CUDA graph by hand (torch.cuda.CUDAGraph) and replayed, the rival of our graph rung.
+VARIANTS = ("eager", "compile", "graph")
+GRAPH_LAUNCHES = ("the eager forward's kernels captured once in a CUDA graph (torch.cuda.CUDAGraph), "
+                  "replayed: one launch per forward")
+GRAPH_WARMUPS = 3  # eager calls on a side stream before the capture, as PyTorch's recipe does
 PROG = "compare"  # the name fail() gives: the program's, once its parser is made
 
 
@@ -143,8 +149,9 @@ def whole(lo, hi):
 def parser(stage, script, summary):
     """The shared flags; the script adds its shape flags and parses."""
     p = StrictParser(prog="compare/" + script, description=summary, allow_abbrev=False)
-    p.add_argument("--variant", choices=("eager", "compile", "all"), default="eager",
-                   help="eager PyTorch, torch.compile, or both (default eager)")
+    p.add_argument("--variant", choices=VARIANTS + ("all",), default="eager",
+                   help="eager PyTorch, torch.compile, the eager forward captured once in a CUDA graph "
+                   "and replayed, or all three (default eager)")
     p.add_argument("--dtype", choices=DTYPES, default="bf16", help="storage type (default bf16)")
     p.add_argument("--seed", type=whole(0, 2**64 - 1), default=1234,
                    help="seed of the random inputs when --load is not given")
@@ -264,7 +271,7 @@ def finish_parsing(p, argv=None):
 
 
 def variants_of(args):
-    return ["eager", "compile"] if args.variant == "all" else [args.variant]
+    return list(VARIANTS) if args.variant == "all" else [args.variant]
 
 
 def cold_or_warm(args):
@@ -493,20 +500,65 @@ def spawn_trace_pass(variant):
 
 # ---- one stage's run -------------------------------------------------------------------
 
+def graph_forward(torch, forward, warmups=GRAPH_WARMUPS):
+    """A step that replays forward() captured once in a CUDA graph, PyTorch's documented recipe:
+    a few eager calls on a side stream (so that cuBLAS and the caching allocator have set up
+    what they need), then one call captured with torch.cuda.graph, without autograd. forward
+    reads only tensors that stay put (the static input); the step returns the static output,
+    which each replay overwrites."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side), torch.no_grad():
+        for _ in range(warmups):
+            forward()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph), torch.no_grad():
+        static_y = forward()
+
+    def step():
+        graph.replay()
+        return static_y
+
+    return step
+
+
 def module_forwards(torch, module, x, variant):
     """(step_fn, reference_fn) for make_forward when the forward is an nn.Module on x: the module
-    (compiled under --variant compile) and the module itself, both without autograd."""
+    (compiled under --variant compile, captured in a CUDA graph and replayed under --variant
+    graph) and the module itself, both without autograd."""
+    if variant == "graph":
+        return graph_forward(torch, lambda: module(x)), lambda: reference_of(torch, module, x)
     fn = torch.compile(module) if variant == "compile" else module
 
     def step():
         with torch.no_grad():
             return fn(x)
 
-    def reference():
-        with torch.no_grad():
-            return module(x)
+    return step, lambda: reference_of(torch, module, x)
 
-    return step, reference
+
+def reference_of(torch, module, x):
+    with torch.no_grad():
+        return module(x)
+
+
+def check_graph(torch, args, step_fn, reference_fn):
+    """The graph's replayed output against PyTorch eager's on the same tensors (the relative
+    Frobenius error in float64, the dtype's tolerance): a capture that went wrong shows here.
+    Returns True on pass."""
+    import math
+
+    got = step_fn().double()
+    want = reference_fn().double()
+    den = float(torch.linalg.norm(want))
+    num = float(torch.linalg.norm(got - want))
+    err = num / den if den > 0 else num
+    tol = TOLERANCE[args.dtype]
+    passed = math.isfinite(err) and err <= tol
+    print("compare: PyTorch graph (replayed) vs PyTorch eager on the same tensors: rel. Frobenius error %.2e "
+          "in float64 (%s tolerance %.0e): %s" % (err, args.dtype, tol, "PASS" if passed else "FAIL"))
+    return passed
 
 
 def run(args, tag_of, make_forward, launches, record_name):
@@ -514,9 +566,11 @@ def run(args, tag_of, make_forward, launches, record_name):
 
     tag_of(variant)          the output tag, as our stage names it plus '_torch'
     make_forward(torch, variant) -> (step_fn, reference_fn)
-                             step_fn runs one forward; reference_fn() returns PyTorch eager's
-                             output on the loaded tensors (for --load)
-    launches[variant]        what the variant asks PyTorch to run, for the report
+                             step_fn runs one forward (and returns its output); reference_fn()
+                             returns PyTorch eager's output on the same tensors (for --load, and
+                             to check the graph variant's replays)
+    launches[variant]        what the variant asks PyTorch to run, for the report (the graph
+                             variant's is GRAPH_LAUNCHES unless the script says otherwise)
     record_name              the record_function name around the forward, as our NVTX range
     """
     # --load is checked here, not with the flags: compare/run_compare.sh checks the flags before
@@ -545,7 +599,7 @@ def run(args, tag_of, make_forward, launches, record_name):
             continue
 
         print("\n== %s: PyTorch %s" % (tag, variant))
-        print("launches per step: %s" % launches[variant])
+        print("launches per step: %s" % launches.get(variant, GRAPH_LAUNCHES))
         phases = schedule_phases(args)
         rows = timed_steps(torch, step, args)
         cpu, gpu = print_steps(phases, rows)
@@ -560,6 +614,8 @@ def run(args, tag_of, make_forward, launches, record_name):
                   % (gpu, cpu))
         write_csv(base + ".csv", phases, rows)
         print("wrote %s.csv" % base)
+        if variant == "graph":
+            ok &= check_graph(torch, args, step_fn, reference_fn)
         if args.load and variant == variants_of(args)[0]:
             ok &= check_outputs(torch, args, reference_fn())
         if not args.no_trace:
