@@ -41,12 +41,6 @@ TRACE_PASS_FLAG = "--trace-pass"
 CHECK_FLAGS_FLAG = "--check-flags"
 
 EXIT_BAD_INPUT, EXIT_WAIVED = 1, 2
-# PyTorch's forms of a forward: eager; torch.compile; graph, the eager forward's kernels captured
-# once in a CUDA graph by hand (torch.cuda.CUDAGraph) and replayed, the rival of our graph rung.
-VARIANTS = ("eager", "compile", "graph")
-GRAPH_LAUNCHES = ("the eager forward's kernels captured once in a CUDA graph (torch.cuda.CUDAGraph), "
-                  "replayed: one launch per forward")
-GRAPH_WARMUPS = 3  # eager calls on a side stream before the capture, as PyTorch's recipe does
 PROG = "compare"  # the name fail() gives: the program's, once its parser is made
 
 
@@ -150,8 +144,7 @@ def parser(stage, script, summary):
     """The shared flags; the script adds its shape flags and parses."""
     p = StrictParser(prog="compare/" + script, description=summary, allow_abbrev=False)
     p.add_argument("--variant", choices=VARIANTS + ("all",), default="eager",
-                   help="eager PyTorch, torch.compile, the eager forward captured once in a CUDA graph "
-                   "and replayed, or all three (default eager)")
+                   help="eager PyTorch, torch.compile, graph (eager's forward replayed from a CUDA graph) or all")
     p.add_argument("--dtype", choices=DTYPES, default="bf16", help="storage type (default bf16)")
     p.add_argument("--seed", type=whole(0, 2**64 - 1), default=1234,
                    help="seed of the random inputs when --load is not given")
@@ -500,6 +493,30 @@ def spawn_trace_pass(variant):
 
 # ---- one stage's run -------------------------------------------------------------------
 
+def module_forwards(torch, module, x, variant):
+    """(step_fn, reference_fn) for make_forward when the forward is an nn.Module on x: the module
+    (compiled under --variant compile) and the module itself, both without autograd."""
+    fn = torch.compile(module) if variant == "compile" else module
+
+    def step():
+        with torch.no_grad():
+            return fn(x)
+
+    def reference():
+        with torch.no_grad():
+            return module(x)
+
+    return step, reference
+
+
+# PyTorch's forms of a forward: eager; torch.compile; graph, the eager forward's kernels captured
+# once in a CUDA graph by hand (torch.cuda.CUDAGraph) and replayed, the rival of our graph rung.
+VARIANTS = ("eager", "compile", "graph")
+GRAPH_LAUNCHES = ("the eager forward's kernels captured once in a CUDA graph (torch.cuda.CUDAGraph), "
+                  "replayed: one launch per forward")
+GRAPH_WARMUPS = 3  # eager calls on a side stream before the capture, as PyTorch's recipe does
+
+
 def graph_forward(torch, forward, warmups=GRAPH_WARMUPS):
     """A step that replays forward() captured once in a CUDA graph, PyTorch's documented recipe:
     a few eager calls on a side stream (so that cuBLAS and the caching allocator have set up
@@ -523,24 +540,13 @@ def graph_forward(torch, forward, warmups=GRAPH_WARMUPS):
     return step
 
 
-def module_forwards(torch, module, x, variant):
-    """(step_fn, reference_fn) for make_forward when the forward is an nn.Module on x: the module
-    (compiled under --variant compile, captured in a CUDA graph and replayed under --variant
-    graph) and the module itself, both without autograd."""
-    if variant == "graph":
-        return graph_forward(torch, lambda: module(x)), lambda: reference_of(torch, module, x)
-    fn = torch.compile(module) if variant == "compile" else module
-
-    def step():
-        with torch.no_grad():
-            return fn(x)
-
-    return step, lambda: reference_of(torch, module, x)
-
-
-def reference_of(torch, module, x):
-    with torch.no_grad():
-        return module(x)
+def make_step(torch, make_forward, variant):
+    """(step_fn, reference_fn) of a variant: the script's own for eager and compile; for graph,
+    the script's eager step captured once in a CUDA graph (graph_forward) and replayed."""
+    if variant != "graph":
+        return make_forward(torch, variant)
+    eager_fn, reference_fn = make_forward(torch, "eager")
+    return graph_forward(torch, eager_fn), reference_fn
 
 
 def check_graph(torch, args, step_fn, reference_fn):
@@ -566,9 +572,10 @@ def run(args, tag_of, make_forward, launches, record_name):
 
     tag_of(variant)          the output tag, as our stage names it plus '_torch'
     make_forward(torch, variant) -> (step_fn, reference_fn)
-                             step_fn runs one forward (and returns its output); reference_fn()
+                             step_fn runs one forward and returns its output; reference_fn()
                              returns PyTorch eager's output on the same tensors (for --load, and
-                             to check the graph variant's replays)
+                             to check the graph variant); asked for eager and compile only: the
+                             graph variant captures the eager step (make_step)
     launches[variant]        what the variant asks PyTorch to run, for the report (the graph
                              variant's is GRAPH_LAUNCHES unless the script says otherwise)
     record_name              the record_function name around the forward, as our NVTX range
@@ -585,7 +592,7 @@ def run(args, tag_of, make_forward, launches, record_name):
     for variant in variants_of(args):
         tag = tag_of(variant)
         base = os.path.join(args.out, tag)
-        step_fn, reference_fn = make_forward(torch, variant)
+        step_fn, reference_fn = make_step(torch, make_forward, variant)
 
         def step():
             with torch.profiler.record_function(record_name):

@@ -54,8 +54,6 @@ def main():
         def matmul_add(x_, w_, b_):
             return torch.add(torch.matmul(x_, w_), b_)
 
-        if variant == "graph":
-            return common.graph_forward(torch, lambda: matmul_add(x, w, b)), (lambda: matmul_add(x, w, b))
         fn = torch.compile(matmul_add) if variant == "compile" else matmul_add
         return (lambda: fn(x, w, b)), (lambda: matmul_add(x, w, b))
 
