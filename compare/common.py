@@ -592,6 +592,13 @@ def run(args, tag_of, make_forward, launches, record_name):
     for variant in variants_of(args):
         tag = tag_of(variant)
         base = os.path.join(args.out, tag)
+        if args.trace_pass and variant == "graph":
+            # CUPTI must be loaded before a graph is captured for the profiler to see the graph's
+            # kernels (older CUDA; PyTorch issue 75504): an empty profiler session first, as
+            # PyTorch's own workaround does.
+            from torch.profiler import ProfilerActivity, profile
+            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]):
+                pass
         step_fn, reference_fn = make_step(torch, make_forward, variant)
 
         def step():
