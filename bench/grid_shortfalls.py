@@ -10,8 +10,11 @@ Reads the CSV bench/shape_grid.py writes and prints one line per point and targe
   decode     up to 16 tokens with 50 MB of weights or more, decode at 85% of the floor or better;
              never slower than the graph rung; at the article's 8 tokens (768 -> 3072) 7.0 us or less
   graph      the graph rung within 1% of the best rung that is not a graph
-  pytorch    the best rung at most 0.85x the best PyTorch where the floor is under 500 us, 0.92x
-             where it is 500 us or more (both sides held by the power cap)
+  pytorch    the best rung at most 0.85x the best PyTorch where the floor is under 500 us, 0.95x
+             where it is 500 us or more (both sides held by the power cap); the best PyTorch is
+             the fastest of its modes, the hand-captured CUDA graph of its eager forward
+             (torch_graph_us) included. A CSV from before that mode (no torch_graph_us column)
+             is still read, and said once to leave the graph out of its best PyTorch
 A target whose columns are empty at a point (no PyTorch there, say) is said once per point as
 "not measured". Where shape_grid_rows.csv lies beside the CSV (every round of every rung), a
 comparison of two rungs that misses by less than the larger of their round-to-round ranges is
@@ -107,7 +110,7 @@ def shortfalls(row, spread_of=None):
     if v["torch_best_us"] is None or best is None:
         out.append(("pytorch", "not measured"))
     else:
-        limit = 0.85 if (v["floor_us"] or 0) < 500 else 0.92
+        limit = 0.85 if (v["floor_us"] or 0) < 500 else 0.95
         if best > limit * v["torch_best_us"]:
             out.append(("pytorch", "best rung %.1f us is %.2fx the best PyTorch %.1f us (%.2fx wanted)"
                         % (best, best / v["torch_best_us"], v["torch_best_us"], limit)))
@@ -136,6 +139,7 @@ def main(argv):
             missing = [c for c in COLUMNS_NEEDED if c not in (reader.fieldnames or ())]
             if missing:
                 fail("%s has no column %s" % (path, ", ".join(missing)))
+            no_graph = "torch_graph_us" not in reader.fieldnames
             rows = list(reader)
         for row in rows:
             (int(row["dim"]), int(row["hidden"]), int(row["tokens"]))
@@ -153,6 +157,9 @@ def main(argv):
         ranges = round_ranges(rows_path)
     except (UnicodeDecodeError, csv.Error, ValueError, TypeError, KeyError):
         fail("%s is not the rows CSV of a shape grid" % rows_path)
+    if no_graph:
+        print("note: %s has no torch_graph_us column (a grid from before PyTorch's graph mode): "
+              "its best PyTorch leaves the hand-captured CUDA graph out" % shown(path))
     short = noise = 0
     for row in rows:
         key = (int(row["dim"]), int(row["hidden"]), int(row["tokens"]))

@@ -14,10 +14,10 @@ behind all change with it. Per point (dim, hidden, tokens), in bf16:
             the version --gemm auto picks, the floor, SM clock and power. Every rung and every
             version is checked against the CPU reference in the same run (a failed check stops
             the grid).
-  PyTorch   compare/grid_torch.py, one process for the whole grid: eager, torch.compile, and
-            max-autotune (up to 16 tokens also reduce-overhead and max-autotune with CUDA
-            graphs), each checked against a float64 forward, then timed with the number of
-            forwards back to back our ladder used, 5 rounds that alternate its modes.
+  PyTorch   compare/grid_torch.py, one process for the whole grid: eager, torch.compile, graph (eager's forward
+            captured once in a CUDA graph by hand and replayed) and max-autotune (up to 16 tokens also
+            reduce-overhead and max-autotune with CUDA graphs), each checked against a float64 forward, then
+            timed with the number of forwards back to back our ladder used, 5 rounds that alternate its modes.
   rounds    --rounds R (default 2): ours, PyTorch, ours, PyTorch...; a column is the median over
             the rounds, so both sides share the clocks of the moment.
 
@@ -32,14 +32,13 @@ Resumable: the CSVs are rewritten after every point, and a point already in <out
 point after S seconds, so a long grid runs in pieces.
 
 Writes, in --out (default traces/shape_grid):
-  shape_grid.csv         one row per point: dim,hidden,tokens,floor_us,eager_us,fused_geglu_us,
-                         merged_us,epilogue_us,graph_us,decode_us,cublas_gemm_us,our_gemm_us,
-                         our_gemm_version,torch_eager_us,torch_compile_us,torch_best_us,sm_mhz,watts
-                         (us per forward back to back; our_gemm is the version --gemm auto picks;
-                         sm_mhz and watts: the median over every row of the point, both sides)
+  shape_grid.csv         one row per point: dim,hidden,tokens,floor_us,eager_us,fused_geglu_us,merged_us,epilogue_us,
+                         graph_us,decode_us,cublas_gemm_us,our_gemm_us,our_gemm_version,torch_eager_us,torch_compile_us,
+                         torch_graph_us,torch_best_us,sm_mhz,watts (us per forward back to back; our_gemm: the version
+                         --gemm auto picks; torch_best_us: the fastest PyTorch mode, graph included; sm_mhz and watts:
+                         the median over every row of the point, both sides)
   shape_grid_rows.csv    every timed row of every round: dim,hidden,tokens,round,side,row,us,sm_mhz,watts
-  shape_grid_gemm.csv    every GEMM version at every point: dim,hidden,tokens,version,name,us,tflops,
-                         pct_cublas,picked
+  shape_grid_gemm.csv    every GEMM version at every point: dim,hidden,tokens,version,name,us,tflops,pct_cublas,picked
   points/<dim>x<hidden>_<tokens>/  each run's output (ladder and GEMM CSVs, the log of each round)
   heat_gemm.png, heat_torch.png, heat_floor.png   our GEMM / cuBLAS, best rung / best PyTorch and
                          best rung / floor (time ratios), with gnuplot
@@ -66,7 +65,7 @@ MODELS = ((768, 3072), (4096, 11008), (4096, 14336), (8192, 3584))
 TOKENS = (1, 8, 16, 128, 512, 2048, 8192, 32768)
 COLUMNS = ("dim", "hidden", "tokens", "floor_us", "eager_us", "fused_geglu_us", "merged_us", "epilogue_us",
            "graph_us", "decode_us", "cublas_gemm_us", "our_gemm_us", "our_gemm_version", "torch_eager_us",
-           "torch_compile_us", "torch_best_us", "sm_mhz", "watts")
+           "torch_compile_us", "torch_graph_us", "torch_best_us", "sm_mhz", "watts")
 ROW_COLUMNS = ("dim", "hidden", "tokens", "round", "side", "row", "us", "sm_mhz", "watts")
 GEMM_COLUMNS = ("dim", "hidden", "tokens", "version", "name", "us", "tflops", "pct_cublas", "picked")
 RUNGS = ("eager", "fused_geglu", "merged", "epilogue", "graph", "decode")
@@ -109,6 +108,7 @@ def parse_args(argv):
     p.add_argument("--plot-only", action="store_true", help="run nothing: redraw the heat maps from <out>'s CSV")
     p.add_argument("--stage", default="bin/04_fused_mlp", help=argparse.SUPPRESS)  # the tests' stand-in
     p.add_argument("--ceilings", default="bin/ceilings", help=argparse.SUPPRESS)  # likewise
+    p.add_argument("--torch-worker", default="compare/grid_torch.py", help=argparse.SUPPRESS)  # PyTorch's stand-in
 
     def check(args):
         if args.plot_only and args.no_plot:
@@ -127,9 +127,9 @@ def key_of(row):
     return (int(row["dim"]), int(row["hidden"]), int(row["tokens"]))
 
 
-def read_csv(path, columns):
-    """The rows of a CSV we wrote before, [] when there is none; anything but a CSV of this grid
-    (another header, a row without its point, not text, not a regular file) is bad input."""
+def read_csv(path, columns, older=()):
+    """The rows of a CSV we wrote before ([] when there is none; an `older` header's with the columns it lacks
+    empty); anything else (another header, a row without its point, not text, not a file) is bad input."""
     if not os.path.lexists(path):
         return []
     problem = input_problem(path)
@@ -138,10 +138,10 @@ def read_csv(path, columns):
     try:
         with open(path, newline="", encoding="utf-8") as f:
             r = csv.DictReader(f)
-            if tuple(r.fieldnames or ()) != columns:
+            if tuple(r.fieldnames or ()) != columns and tuple(r.fieldnames or ()) not in older:
                 error("%s has the header %s, not this grid's; move it away or give another --out"
                       % (path, ",".join(r.fieldnames or ())[:200]))
-            rows = list(r)
+            rows = [{**{c: "" for c in columns}, **row} for row in r]
         for row in rows:
             key_of(row)
     except (UnicodeDecodeError, csv.Error, ValueError, TypeError):
@@ -228,10 +228,10 @@ def run_ours(args, dim, hidden, tokens, folder, rnd):
 class Torch:
     """compare/grid_torch.py, kept up for the whole grid; None answers once it is not there."""
 
-    def __init__(self):
+    def __init__(self, worker):
         self.proc, self.why = None, ""
-        try:
-            self.proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "compare", "grid_torch.py")], cwd=ROOT,
+        try:  # (a worker given as an absolute path stays as it is)
+            self.proc = subprocess.Popen([sys.executable, os.path.join(ROOT, worker)], cwd=ROOT,
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         except OSError as e:
             self.why = str(e)
@@ -302,7 +302,9 @@ def run_point(args, torch, dim, hidden, tokens):
         per_mode = {m: median(t["us"][m] for t in theirs) for m in modes}
         point["torch_eager_us"] = per_mode.get("eager")
         point["torch_compile_us"] = per_mode.get("compile")
-        point["torch_best_us"] = min(v for v in per_mode.values() if v is not None)
+        point["torch_graph_us"] = per_mode.get("graph")
+        # every mode, the hand-captured graph included
+        point["torch_best_us"] = min((v for v in per_mode.values() if v is not None), default=None)
     point["sm_mhz"] = median(r["sm_mhz"] for r in rows)
     point["watts"] = median(r["watts"] for r in rows)
     gemm_rows = []
@@ -367,6 +369,8 @@ def summary_line(p):
                                                         100.0 * p["cublas_gemm_us"] / p["our_gemm_us"]))
     if p.get("torch_best_us"):
         parts.append("best PyTorch %.1f us (ours %.2fx)" % (p["torch_best_us"], best_us / p["torch_best_us"]))
+    if p.get("torch_graph_us"):
+        parts.append("PyTorch graph %.1f us" % p["torch_graph_us"])
     if p.get("sm_mhz"):
         parts.append("%.0f MHz %.0f W" % (p["sm_mhz"], p["watts"] or 0))
     return ", ".join(parts)
@@ -442,12 +446,17 @@ def gpu_name(rows_dir):
     return ""
 
 
+# The header of a grid from before PyTorch's graph mode: read with torch_graph_us empty, so that its
+# points are run again for PyTorch's columns (unless --no-torch), and written back with the column.
+COLUMNS_BEFORE_GRAPH = tuple(c for c in COLUMNS if c != "torch_graph_us")
+
+
 def main(argv):
     args = parse_args(argv)
     if not os.path.isabs(args.out):
         args.out = os.path.join(os.getcwd(), args.out)
     if args.plot_only:
-        grid = read_csv(os.path.join(args.out, "shape_grid.csv"), COLUMNS)
+        grid = read_csv(os.path.join(args.out, "shape_grid.csv"), COLUMNS, (COLUMNS_BEFORE_GRAPH,))
         if not grid:
             error("%s has no shape_grid.csv to draw" % args.out)
         try:
@@ -464,15 +473,17 @@ def main(argv):
     # the GPU (a waiver leaves --out as it was).
     paths = {n: os.path.join(args.out, "shape_grid%s.csv" % s) for n, s in (("grid", ""), ("rows", "_rows"),
                                                                              ("gemm", "_gemm"))}
-    grid = {key_of(r): r for r in read_csv(paths["grid"], COLUMNS)}
+    grid = {key_of(r): r for r in read_csv(paths["grid"], COLUMNS, (COLUMNS_BEFORE_GRAPH,))}
     rows = read_csv(paths["rows"], ROW_COLUMNS)
     gemm = read_csv(paths["gemm"], GEMM_COLUMNS)
     for name in ("points", "ceilings"):
         folder = os.path.join(args.out, name)
         if os.path.lexists(folder) and not os.path.isdir(folder):
             error("%s is not a directory; move it away or give another --out" % folder)
+    # a point is run again for PyTorch's columns when they are missing, the graph mode's included
     todo = [(d, h, t) for d, h in args.models for t in args.tokens
-            if (d, h, t) not in grid or (not args.no_torch and not grid[(d, h, t)]["torch_best_us"])]
+            if (d, h, t) not in grid or (not args.no_torch and not (grid[(d, h, t)]["torch_best_us"]
+                                                                  and grid[(d, h, t)]["torch_graph_us"]))]
     if todo:
         probe_gpu(args)
     print("shape grid: %d points asked, %d already in %s, %d to run" % (
@@ -481,7 +492,7 @@ def main(argv):
     if todo:
         os.makedirs(args.out, exist_ok=True)
         measure_ceilings(args)
-    torch = None if args.no_torch or not todo else Torch()
+    torch = None if args.no_torch or not todo else Torch(args.torch_worker)
     start = time.monotonic()
     try:
         for i, (dim, hidden, tokens) in enumerate(todo):

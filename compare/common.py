@@ -143,8 +143,8 @@ def whole(lo, hi):
 def parser(stage, script, summary):
     """The shared flags; the script adds its shape flags and parses."""
     p = StrictParser(prog="compare/" + script, description=summary, allow_abbrev=False)
-    p.add_argument("--variant", choices=("eager", "compile", "all"), default="eager",
-                   help="eager PyTorch, torch.compile, or both (default eager)")
+    p.add_argument("--variant", choices=VARIANTS + ("all",), default="eager",
+                   help="eager PyTorch, torch.compile, graph (eager's forward replayed from a CUDA graph) or all")
     p.add_argument("--dtype", choices=DTYPES, default="bf16", help="storage type (default bf16)")
     p.add_argument("--seed", type=whole(0, 2**64 - 1), default=1234,
                    help="seed of the random inputs when --load is not given")
@@ -264,7 +264,7 @@ def finish_parsing(p, argv=None):
 
 
 def variants_of(args):
-    return ["eager", "compile"] if args.variant == "all" else [args.variant]
+    return list(VARIANTS) if args.variant == "all" else [args.variant]
 
 
 def cold_or_warm(args):
@@ -509,14 +509,75 @@ def module_forwards(torch, module, x, variant):
     return step, reference
 
 
+# PyTorch's forms of a forward: eager; torch.compile; graph, the eager forward's kernels captured
+# once in a CUDA graph by hand (torch.cuda.CUDAGraph) and replayed, the rival of our graph rung.
+VARIANTS = ("eager", "compile", "graph")
+GRAPH_LAUNCHES = ("the eager forward's kernels captured once in a CUDA graph (torch.cuda.CUDAGraph), "
+                  "replayed: one launch per forward")
+GRAPH_WARMUPS = 3  # eager calls on a side stream before the capture, as PyTorch's recipe does
+
+
+def graph_forward(torch, forward, warmups=GRAPH_WARMUPS):
+    """A step that replays forward() captured once in a CUDA graph, PyTorch's documented recipe:
+    a few eager calls on a side stream (so that cuBLAS and the caching allocator have set up
+    what they need), then one call captured with torch.cuda.graph, without autograd. forward
+    reads only tensors that stay put (the static input); the step returns the static output,
+    which each replay overwrites."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side), torch.no_grad():
+        for _ in range(warmups):
+            forward()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph), torch.no_grad():
+        static_y = forward()
+
+    def step():
+        graph.replay()
+        return static_y
+
+    return step
+
+
+def make_step(torch, make_forward, variant):
+    """(step_fn, reference_fn) of a variant: the script's own for eager and compile; for graph,
+    the script's eager step captured once in a CUDA graph (graph_forward) and replayed."""
+    if variant != "graph":
+        return make_forward(torch, variant)
+    eager_fn, reference_fn = make_forward(torch, "eager")
+    return graph_forward(torch, eager_fn), reference_fn
+
+
+def check_graph(torch, args, step_fn, reference_fn):
+    """The graph's replayed output against PyTorch eager's on the same tensors (the relative
+    Frobenius error in float64, the dtype's tolerance): a capture that went wrong shows here.
+    Returns True on pass."""
+    import math
+
+    got = step_fn().double()
+    want = reference_fn().double()
+    den = float(torch.linalg.norm(want))
+    num = float(torch.linalg.norm(got - want))
+    err = num / den if den > 0 else num
+    tol = TOLERANCE[args.dtype]
+    passed = math.isfinite(err) and err <= tol
+    print("compare: PyTorch graph (replayed) vs PyTorch eager on the same tensors: rel. Frobenius error %.2e "
+          "in float64 (%s tolerance %.0e): %s" % (err, args.dtype, tol, "PASS" if passed else "FAIL"))
+    return passed
+
+
 def run(args, tag_of, make_forward, launches, record_name):
     """The whole PyTorch side for one stage.
 
     tag_of(variant)          the output tag, as our stage names it plus '_torch'
     make_forward(torch, variant) -> (step_fn, reference_fn)
-                             step_fn runs one forward; reference_fn() returns PyTorch eager's
-                             output on the loaded tensors (for --load)
-    launches[variant]        what the variant asks PyTorch to run, for the report
+                             step_fn runs one forward and returns its output; reference_fn()
+                             returns PyTorch eager's output on the same tensors (for --load, and
+                             to check the graph variant); asked for eager and compile only: the
+                             graph variant captures the eager step (make_step)
+    launches[variant]        what the variant asks PyTorch to run, for the report (the graph
+                             variant's is GRAPH_LAUNCHES unless the script says otherwise)
     record_name              the record_function name around the forward, as our NVTX range
     """
     # --load is checked here, not with the flags: compare/run_compare.sh checks the flags before
@@ -531,7 +592,14 @@ def run(args, tag_of, make_forward, launches, record_name):
     for variant in variants_of(args):
         tag = tag_of(variant)
         base = os.path.join(args.out, tag)
-        step_fn, reference_fn = make_forward(torch, variant)
+        if args.trace_pass and variant == "graph":
+            # CUPTI must be loaded before a graph is captured for the profiler to see the graph's
+            # kernels (older CUDA; PyTorch issue 75504): an empty profiler session first, as
+            # PyTorch's own workaround does.
+            from torch.profiler import ProfilerActivity, profile
+            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]):
+                pass
+        step_fn, reference_fn = make_step(torch, make_forward, variant)
 
         def step():
             with torch.profiler.record_function(record_name):
@@ -545,7 +613,7 @@ def run(args, tag_of, make_forward, launches, record_name):
             continue
 
         print("\n== %s: PyTorch %s" % (tag, variant))
-        print("launches per step: %s" % launches[variant])
+        print("launches per step: %s" % launches.get(variant, GRAPH_LAUNCHES))
         phases = schedule_phases(args)
         rows = timed_steps(torch, step, args)
         cpu, gpu = print_steps(phases, rows)
@@ -560,6 +628,8 @@ def run(args, tag_of, make_forward, launches, record_name):
                   % (gpu, cpu))
         write_csv(base + ".csv", phases, rows)
         print("wrote %s.csv" % base)
+        if variant == "graph":
+            ok &= check_graph(torch, args, step_fn, reference_fn)
         if args.load and variant == variants_of(args)[0]:
             ok &= check_outputs(torch, args, reference_fn())
         if not args.no_trace:

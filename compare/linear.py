@@ -9,6 +9,8 @@ y = nn.Linear(in_dim, out_dim)(x) = x W^T + b, W stored [out_dim, in_dim], insid
 record_function("linear_fwd").
   eager    aten::linear -> aten::t (a view: no kernel) + aten::addmm (one GEMM, bias in its epilogue)
   compile  torch.compile of the module: the same GEMM; only the CPU-side view bookkeeping changes
+  graph    the eager module's kernel captured once in a CUDA graph (torch.cuda.CUDAGraph) and
+           replayed: one launch per step
 Outputs: traces/02_linear/<tag>_torch.{csv,json,txt}, tags as our stage's (1024x32x64_bf16_cold_eager).
 """
 import os
@@ -21,6 +23,7 @@ STAGE = "02_linear"
 LAUNCHES = {
     "eager": "aten::linear -> aten::t (view, no kernel) + aten::addmm (cuBLAS GEMM, bias epilogue)",
     "compile": "the compiled module: aten::addmm (cuBLAS GEMM, bias epilogue)",
+    "graph": common.GRAPH_LAUNCHES,
 }
 
 

@@ -10,6 +10,8 @@ which turns aten::mm into aten::bmm), inside record_function("matmul_add") as in
   eager    aten::matmul -> aten::mm (a cuBLAS GEMM), then aten::add (an elementwise kernel)
   compile  torch.compile of the same function: aten::addmm, a copy of b into y then the GEMM
            with beta = 1, as the article found
+  graph    the eager function's kernels captured once in a CUDA graph (torch.cuda.CUDAGraph) and
+           replayed: one launch per step, the rival of a graph of ours
 Outputs: traces/01_matmul_add/<tag>_torch.{csv,json,txt}, tags as our stage's (64_bf16_cold_eager).
 """
 import os
@@ -22,6 +24,7 @@ STAGE = "01_matmul_add"
 LAUNCHES = {
     "eager": "aten::matmul -> aten::mm (cuBLAS GEMM) + aten::add (elementwise kernel)",
     "compile": "the compiled graph: aten::addmm (b copied into y, GEMM with beta = 1)",
+    "graph": common.GRAPH_LAUNCHES,
 }
 
 

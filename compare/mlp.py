@@ -10,6 +10,8 @@ layers inside record_function("mlp_fwd").
   eager    3 cuBLAS GEMMs (aten::linear -> aten::mm) + aten::gelu + aten::mul: 5 kernels
   compile  torch.compile of the module: the 3 GEMMs and one generated (Triton) kernel that
            computes gelu(gate) * up in one pass: 4 kernels
+  graph    eager's 5 kernels captured once in a CUDA graph (torch.cuda.CUDAGraph) and replayed:
+           one launch per step, the rival of 04's graph rung
 Outputs: traces/<stage>/<tag>_torch.{csv,json,txt}; --stage picks the directory (03_simple_mlp
 unless told 04_fused_mlp).
 """
@@ -22,6 +24,7 @@ import common  # noqa: E402
 LAUNCHES = {
     "eager": "3 x aten::linear -> aten::mm (cuBLAS GEMMs) + aten::gelu + aten::mul (elementwise): 5 kernels",
     "compile": "the compiled module: 3 cuBLAS GEMMs + 1 generated kernel for gelu(gate) * up",
+    "graph": common.GRAPH_LAUNCHES,
 }
 
 

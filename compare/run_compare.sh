@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# compare/run_compare.sh STAGE [FLAGS...] [--torch-variant eager|compile|all]
+# compare/run_compare.sh STAGE [FLAGS...] [--torch-variant eager|compile|graph|all]
 # compare/run_compare.sh shapes [FLAGS...]      compare/shapes.py: our fused GeGLU across token
 #                                               counts next to torch.compile recompiling per shape
 #   compare/run_compare.sh 01_matmul_add --size 4096
 #   compare/run_compare.sh 03_simple_mlp --batch 1 --seq 8          the decode shape
 #   compare/run_compare.sh 04_fused_mlp --variant all --torch-variant compile
+#   compare/run_compare.sh 04_fused_mlp --batch 1 --seq 8 --torch-variant graph
 #
 # Ours and PyTorch's on identical shapes, in one go:
 #   1. bin/STAGE FLAGS --dump OUT/dump      our run, writing x, the weights and y as .npy
@@ -13,7 +14,8 @@
 #                                           checks our y against its own (exit 1 on a mismatch)
 #   3. compare/side_by_side.py              one table and one plot of both
 # OUT is --out if given, else traces/STAGE. Our --variant goes to our stage only; PyTorch runs
-# --torch-variant (default all: eager and torch.compile).
+# --torch-variant (default all: eager, torch.compile, and graph: the eager forward captured once
+# in a CUDA graph by hand and replayed, the rival of our graph rung).
 # Every flag is checked, by our stage's parser and by the PyTorch script's, before PyTorch is
 # looked for and before anything is written: a bad flag is one line and exit 1 with or without
 # PyTorch, and leaves OUT as it was.
@@ -62,8 +64,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 case "$torch_variant" in
-    eager | compile | all) ;;
-    *) error "--torch-variant: '$torch_variant' is not eager, compile or all"; exit 1 ;;
+    eager | compile | graph | all) ;;
+    *) error "--torch-variant: '$torch_variant' is not eager, compile, graph or all"; exit 1 ;;
 esac
 if [ -z "$out" ]; then
     error "--out: directory name empty"

@@ -5,6 +5,9 @@
       --torch traces/03_simple_mlp/1x8_768x3072_bf16_cold_eager_torch.csv \\
       --log ours.log --log torch.log --png traces/03_simple_mlp/side_by_side.png
 
+One row per run: ours (every variant our stage ran) and PyTorch's (eager, compile and graph under
+--torch-variant all; graph, the eager forward replayed from a CUDA graph, lists eager's kernels,
+all launched by one cudaGraphLaunch).
 Each run is its per-step CSV (step,phase,cpu_us,gpu_us,gated); next to it, under the same name
 with .json, its trace (ours from the stage's trace pass, PyTorch's from torch.profiler: one
 schema). Per run, over the active steps:

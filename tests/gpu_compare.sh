@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # GPU tests of the side-by-side comparison (compare/run_compare.sh): each built stage and PyTorch
 # on the same dumped tensors must agree within the dtype's tolerance, and the side-by-side table
-# must list kernels for both. SKIP with the reason when there is no GPU, no PyTorch, or a stage
+# must list kernels for both; where PyTorch runs its graph variant (--torch-variant graph, or all,
+# the default), the graph's replayed output must agree with PyTorch eager's and the table must
+# list the graph run's kernels. SKIP with the reason when there is no GPU, no PyTorch, or a stage
 # without --dump; a waiver where nvidia-smi lists a GPU, or PyTorch imports, is a FAIL.
 # The cases run COMPARE_JOBS at a time (3 by default): each starts PyTorch twice (a timed pass
 # and a profiled one), tens of seconds that are mostly CPU; what is checked here is agreement,
@@ -31,7 +33,8 @@ compare_waived() {
 
 one_case() {  # one_case ID STAGE ARGS...: one PASS/FAIL/SKIP line
     local id=$1 stage=$2; shift 2
-    local label="compare $stage $*" log="$tmp/$id.log" line
+    local label="compare $stage $*" log="$tmp/$id.log" line graph=1
+    case " $* " in *" --torch-variant eager "* | *" --torch-variant compile "*) graph="" ;; esac
     compare/run_compare.sh "$stage" "$@" --steps 3 --no-plot --out "$tmp/$id" >"$log" 2>&1
     local rc=$?
     if [ "$rc" -eq 2 ]; then
@@ -42,6 +45,10 @@ one_case() {  # one_case ID STAGE ARGS...: one PASS/FAIL/SKIP line
         line="FAIL $label: no passing comparison of outputs"
     elif ! grep -qE "^torch .* [0-9]+(-[0-9]+)? kernels" "$log"; then
         line="FAIL $label: the side-by-side table lists no PyTorch kernels"
+    elif [ -n "$graph" ] && ! grep -q "^compare: PyTorch graph (replayed) vs PyTorch eager.*PASS" "$log"; then
+        line="FAIL $label: no passing check of PyTorch's graph replay against its eager forward"
+    elif [ -n "$graph" ] && ! grep -qE "^torch +[^ ]+_graph_torch .* [1-9][0-9]*(-[0-9]+)? kernels" "$log"; then
+        line="FAIL $label: the side-by-side table lists no kernels for PyTorch's graph run"
     else
         line="PASS $label ($(grep -c '^compare: .*PASS' "$log") outputs agree)"
     fi
@@ -101,4 +108,5 @@ for dtype in bf16 fp16 fp32; do
     case_ 02_linear --dtype "$dtype" --batch 33 --in_dim 17 --out_dim 65 --torch-variant eager
     case_ 03_simple_mlp --dtype "$dtype" --batch 1 --seq 8 --dim 64 --hidden 256 --torch-variant eager
 done
+case_ 03_simple_mlp --dtype fp32 --batch 1 --seq 8 --dim 64 --hidden 256 --torch-variant graph
 wait

@@ -372,7 +372,7 @@ if [ ${#stages[@]} -eq 4 ]; then
     via_run "04_fused_mlp: error: " "--gemm given twice" --compare 04_fused_mlp --gemm 1 --gemm 2
     via_run "compare: error: " "--sweep is not for a comparison" --compare 01_matmul_add --sweep
     via_run "compare: error: " "--help is not for a comparison" --compare 02_linear --help
-    via_run "compare: error: " "--torch-variant: 'x' is not eager, compile or all" --compare 01_matmul_add --torch-variant x
+    via_run "compare: error: " "--torch-variant: 'x' is not eager, compile, graph or all" --compare 01_matmul_add --torch-variant x
     via_run "compare: error: " "--torch-variant needs a value" --compare 01_matmul_add --torch-variant
     via_run "compare: error: " "--out: directory name empty" --compare 01_matmul_add --out ''
     if command -v python3 >/dev/null; then

@@ -83,14 +83,16 @@ def check_steps(steps, numbers, names, memcpy, memset, kernel_us):
     return problems
 
 
-def pytorch_style_trace():
+def pytorch_style_trace(graph=False):
     """Two recorded steps as torch.profiler writes them (2.x): ProfilerStep#N as user_annotation
     on the Python thread, the record_function range of the forward inside it with its
     gpu_user_annotation mirror on the stream's lane, aten ops as cpu_op, the GEMM launched by
     cuLaunchKernelEx, the elementwise kernel by cudaLaunchKernel, a memset before the GEMM.
     Around them, work that belongs to no step: a kernel launched before the first recorded
     step, and one launched from another thread during step 2. The last kernel of step 3 runs
-    after the step's CPU range has ended."""
+    after the step's CPU range has ended. With graph=True, the same GPU work as a replay of the
+    forward captured in a CUDA graph (compare's graph variant): one cudaGraphLaunch per step, whose
+    correlation id the memset and both kernels carry."""
     pid, tid, gpu, stream = 528, 528, 0, 7
     base = 5120517477000.0
     events = [
@@ -101,14 +103,16 @@ def pytorch_style_trace():
     correlation = [0]
 
     def launch(api, cat, t, kind, name, gpu_t, dur, thread=tid):
-        correlation[0] += 1
+        if api is not None:  # None: the next node of the graph launched last
+            correlation[0] += 1
+            events.append({"ph": "X", "cat": cat, "name": api, "pid": pid, "tid": thread, "ts": base + t,
+                           "dur": 5.0, "args": {"cbid": 211, "correlation": correlation[0]}})
         c = correlation[0]
-        events.append({"ph": "X", "cat": cat, "name": api, "pid": pid, "tid": thread, "ts": base + t,
-                       "dur": 5.0, "args": {"cbid": 211, "correlation": c}})
         events.append({"ph": "X", "cat": kind, "name": name, "pid": gpu, "tid": stream, "ts": base + gpu_t,
                        "dur": dur, "args": {"device": 0, "stream": stream, "correlation": c}})
-        events.append({"ph": "s", "id": c, "pid": pid, "tid": thread, "ts": base + t, "cat": "ac2g",
-                       "name": "ac2g"})
+        if api is not None:
+            events.append({"ph": "s", "id": c, "pid": pid, "tid": thread, "ts": base + t, "cat": "ac2g",
+                           "name": "ac2g"})
         events.append({"ph": "f", "id": c, "pid": gpu, "tid": stream, "ts": base + gpu_t, "cat": "ac2g",
                        "name": "ac2g", "bp": "e"})
 
@@ -121,11 +125,16 @@ def pytorch_style_trace():
                        "tid": tid, "ts": base + t, "dur": 60.0, "args": {"External id": n}})
         events.append({"ph": "X", "cat": "user_annotation", "name": "matmul_add", "pid": pid, "tid": tid,
                        "ts": base + t + 2.0, "dur": 55.0, "args": {"External id": 20 + n}})
-        events.append({"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": pid, "tid": tid,
-                       "ts": base + t + 40.0, "dur": 15.0, "args": {"External id": 10 + n}})
-        launch("cudaMemsetAsync", "cuda_runtime", t + 5.0, "gpu_memset", "Memset (Device)", t + 12.0, 0.75)
-        launch("cuLaunchKernelEx", "cuda_driver", t + 15.0, "kernel", gemm, t + 22.0, 57.75)
-        launch("cudaLaunchKernel", "cuda_runtime", t + 45.0, "kernel", add, t + 80.0, 30.75)
+        if graph:
+            launch("cudaGraphLaunch", "cuda_runtime", t + 5.0, "gpu_memset", "Memset (Device)", t + 12.0, 0.75)
+            launch(None, None, None, "kernel", gemm, t + 22.0, 57.75)
+            launch(None, None, None, "kernel", add, t + 80.0, 30.75)
+        else:
+            events.append({"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": pid, "tid": tid,
+                           "ts": base + t + 40.0, "dur": 15.0, "args": {"External id": 10 + n}})
+            launch("cudaMemsetAsync", "cuda_runtime", t + 5.0, "gpu_memset", "Memset (Device)", t + 12.0, 0.75)
+            launch("cuLaunchKernelEx", "cuda_driver", t + 15.0, "kernel", gemm, t + 22.0, 57.75)
+            launch("cudaLaunchKernel", "cuda_runtime", t + 45.0, "kernel", add, t + 80.0, 30.75)
         events.append({"ph": "X", "cat": "gpu_user_annotation", "name": "matmul_add", "pid": gpu,
                        "tid": stream, "ts": base + t + 12.0, "dur": 98.75, "args": {"External id": 20 + n}})
     launch("cudaLaunchKernel", "cuda_runtime", 130.0, "kernel", add, 150.0, 30.0, thread=tid + 1)
@@ -159,28 +168,39 @@ def main():
                check_steps(common.kernels_per_step(torch_base + ".json"), [2, 3],
                            ["nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT",
                             "vectorized_elementwise_kernel[CUDAFunctor_add]"], 0, 1, [88.5, 88.5]))
+        graph_base = os.path.join(tmp, "4096_bf16_cold_graph_torch")
+        with open(graph_base + ".json", "w") as f:
+            json.dump(pytorch_style_trace(graph=True), f)
+        report("PyTorch-style graph replay (one cudaGraphLaunch per step): eager's kernels",
+               check_steps(common.kernels_per_step(graph_base + ".json"), [2, 3],
+                           ["nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT",
+                            "vectorized_elementwise_kernel[CUDAFunctor_add]"], 0, 1, [88.5, 88.5]))
         report("a missing trace gives no steps",
                [] if common.kernels_per_step(os.path.join(tmp, "absent.json")) == [] else ["steps found"])
 
         # The table itself: our 02 epilogue run (its CSV and trace as the stage wrote them) next
         # to the PyTorch-style run.
-        with open(torch_base + ".csv", "w") as f:
-            f.write("step,phase,cpu_us,gpu_us,gated\n0,wait,900.0,950.0,0\n1,warmup,60.0,90.0,0\n"
-                    "2,active,60.0,90.0,0\n3,active,61.0,91.0,0\n")
+        for b in (torch_base, graph_base):
+            with open(b + ".csv", "w") as f:
+                f.write("step,phase,cpu_us,gpu_us,gated\n0,wait,900.0,950.0,0\n1,warmup,60.0,90.0,0\n"
+                        "2,active,60.0,90.0,0\n3,active,61.0,91.0,0\n")
         ours_csv = os.path.join(RESULTS, "h200-2026-11-30", "traces", "02_linear",
                                 "1024x32x64_bf16_cold_epilogue.csv")
         run = subprocess.run([sys.executable, os.path.join(ROOT, "compare", "side_by_side.py"),
-                              "--ours", ours_csv, "--torch", torch_base + ".csv"],
+                              "--ours", ours_csv, "--torch", torch_base + ".csv", graph_base + ".csv"],
                              capture_output=True, text=True)
         lines = run.stdout.splitlines()
         problems = [] if run.returncode == 0 else ["exit %d: %s" % (run.returncode, run.stderr.strip()[-200:])]
         rows = {l.split()[1]: l.split() for l in lines if l.split()[:1] in (["ours"], ["torch"]) and "," not in l}
         ours = rows.get("1024x32x64_bf16_cold_epilogue")
         theirs = rows.get("4096_bf16_cold_eager_torch")
+        graph_row = rows.get("4096_bf16_cold_graph_torch")
         if not ours or ours[4:] != ["2.72", "n/a", "1", "kernels"]:
             problems.append("our row %s, expected kernel_us 2.72 and '1 kernels'" % (ours,))
         if not theirs or theirs[4:] != ["88.50", "n/a", "2", "kernels", "+", "1", "memset"]:
             problems.append("PyTorch's row %s, expected kernel_us 88.50 and '2 kernels + 1 memset'" % (theirs,))
+        if not graph_row or not theirs or graph_row[4:] != theirs[4:]:
+            problems.append("PyTorch's graph row %s, expected eager's figures %s" % (graph_row, theirs[4:]))
         if "  1. " + EPILOGUE_GEMM not in lines:
             problems.append("our kernel is not listed")
         if any("(no trace" in l for l in lines):

@@ -4,8 +4,10 @@
 The grid drives bin/04_fused_mlp; here a stand-in stage (a small script given by the grid's
 hidden --stage flag) writes the ladder and GEMM CSVs the real one writes, with times that depend
 on the shape and the round, so that the grid's columns, its medians over rounds, its resume and
-its budget can be checked without a GPU. PyTorch's side is tried for real once: without PyTorch
-(or without a GPU) its columns must stay empty and the grid still finish.
+its budget can be checked without a GPU. PyTorch's side is a stand-in too (the grid's hidden
+--torch-worker flag), answering for every mode, the hand-captured graph included; and it is tried
+for real once: without PyTorch (or without a GPU) its columns must stay empty and the grid still
+finish. A grid CSV from before the graph mode (no torch_graph_us column) must still be read.
 One line per check: PASS/FAIL name.
 """
 import csv
@@ -22,7 +24,9 @@ from checks import report  # noqa: E402
 GRID = os.path.join(ROOT, "bench", "shape_grid.py")
 SHORT = os.path.join(ROOT, "bench", "grid_shortfalls.py")
 HEADER = ("dim,hidden,tokens,floor_us,eager_us,fused_geglu_us,merged_us,epilogue_us,graph_us,decode_us,"
-          "cublas_gemm_us,our_gemm_us,our_gemm_version,torch_eager_us,torch_compile_us,torch_best_us,sm_mhz,watts")
+          "cublas_gemm_us,our_gemm_us,our_gemm_version,torch_eager_us,torch_compile_us,torch_graph_us,torch_best_us,"
+          "sm_mhz,watts")
+OLD_HEADER = HEADER.replace("torch_graph_us,", "")  # a grid from before PyTorch's graph mode
 
 # The stand-in: a run's times are tokens / 8 + dim / 768 (+ 2 on its second call for a shape),
 # one rung per row in the ladder's order, decode only up to 16 tokens; GEMM version 6 picked.
@@ -52,6 +56,30 @@ with open(os.path.join(a["--out"], "gemm_versions_%s.csv" % stem), "w") as f:
 print("== comparison: %s, Stand-in GPU" % stem)
 print("our GEMM: version 6, pingpong (--gemm auto: measured now)")
 '''
+
+# The stand-in of compare/grid_torch.py: every mode grid_torch runs at the point's token count,
+# at fixed times per forward: eager 50 us, compile 40, graph 20 (the fastest, so torch_best_us is
+# the graph's), the decode modes 30; no NVML. It logs every command to FAKE_TORCH_LOG.
+FAKE_TORCH = r'''#!/usr/bin/env python3
+import json, os, sys
+US = {"eager": 50.0, "compile": 40.0, "graph": 20.0, "reduce-overhead": 30.0, "max-autotune": 30.0,
+      "max-autotune-no-cudagraphs": 35.0}
+modes = []
+for line in sys.stdin:
+    c = json.loads(line)
+    with open(os.environ["FAKE_TORCH_LOG"], "a") as f:
+        f.write(c["cmd"] + "\n")
+    if c["cmd"] == "quit":
+        break
+    if c["cmd"] == "point":
+        modes = ["eager", "compile", "graph"] + (["reduce-overhead", "max-autotune"] if c["tokens"] <= 16
+                                                 else ["max-autotune-no-cudagraphs"])
+        a = {"modes": modes, "compile_s": {m: 1.0 for m in modes}, "rel_err": {m: 1e-3 for m in modes}}
+    else:
+        a = {"us": {m: US[m] for m in modes}, "sm_mhz": {m: None for m in modes}, "watts": {m: None for m in modes}}
+    print(json.dumps(a), flush=True)
+'''
+
 
 def check(name, ok, detail=""):
     report(name, None if ok else detail or "failed")
@@ -125,6 +153,8 @@ def main():
         check("grid_budget_stops_between_points", p.returncode == 0 and "1 points left" in p.stdout
               and len(rows_of(os.path.join(out2, "shape_grid.csv"))) == 1, p.stdout[-300:])
 
+        torch_cases(tmp, base, env, out)
+
         out3 = os.path.join(tmp, "torch")
         have_torch = subprocess.run([sys.executable, "-c", "import torch; assert torch.cuda.is_available()"],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
@@ -180,18 +210,75 @@ def main():
     return checks.status()
 
 
+def torch_cases(tmp, base, env, no_torch_out):
+    """PyTorch's columns from the stand-in worker; a grid CSV without torch_graph_us read back."""
+    worker = os.path.join(tmp, "fake_torch.py")
+    with open(worker, "w") as f:
+        f.write(FAKE_TORCH)
+    torch_log = os.path.join(tmp, "torch_calls")
+    tenv = dict(env, FAKE_TORCH_LOG=torch_log)
+    out = os.path.join(tmp, "faketorch")
+    tbase = base + ["--torch-worker", worker]
+    p = grid(tbase + ["--models", "768x3072", "--tokens", "8,128", "--rounds", "1", "--out", out], tenv)
+    rows = {r["tokens"]: r for r in rows_of(os.path.join(out, "shape_grid.csv"))} if p.returncode == 0 else {}
+    check("grid_torch_graph_column", p.returncode == 0 and len(rows) == 2
+          and all(r["torch_graph_us"] == "20.000" and r["torch_eager_us"] == "50.000"
+                  and r["torch_compile_us"] == "40.000" for r in rows.values()),
+          p.stdout[-300:] + p.stderr[-300:] + str(rows))
+    check("grid_torch_best_includes_graph", rows and all(r["torch_best_us"] == "20.000" for r in rows.values())
+          and "best PyTorch 20.0 us" in p.stdout and "PyTorch graph 20.0 us" in p.stdout, str(rows))
+    long_rows = rows_of(os.path.join(out, "shape_grid_rows.csv")) if p.returncode == 0 else []
+    check("grid_torch_rows_graph_mode", sorted(r["tokens"] for r in long_rows if r["side"] == "torch"
+                                               and r["row"] == "graph") == ["128", "8"], str(long_rows[-6:]))
+
+    # A grid from before the graph mode: its CSV without torch_graph_us.
+    def drop_graph_column(folder):
+        path = os.path.join(folder, "shape_grid.csv")
+        old = rows_of(path)
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=OLD_HEADER.split(","), lineterminator="\n", extrasaction="ignore")
+            w.writeheader()
+            w.writerows(old)
+        return old
+
+    old = drop_graph_column(no_torch_out)
+    p = grid(base + ["--no-torch", "--models", "768x3072", "--tokens", "8,128", "--out", no_torch_out], env)
+    check("grid_reads_csv_without_graph_column", p.returncode == 0 and "0 to run" in p.stdout,
+          p.stdout[-300:] + p.stderr[-300:])
+    p = grid(base + ["--no-torch", "--models", "768x3072", "--tokens", "8,128,1024", "--out", no_torch_out], env)
+    path = os.path.join(no_torch_out, "shape_grid.csv")
+    with open(path) as f:
+        header = f.readline().strip()
+    new = {(r["dim"], r["tokens"]): r for r in rows_of(path)}
+    check("grid_writes_back_old_csv_with_the_column", p.returncode == 0 and "1 to run" in p.stdout
+          and header == HEADER and ("768", "1024") in new and len(new) == len(old) + 1
+          and all(new[(r["dim"], r["tokens"])]["torch_graph_us"] == ""
+                  and new[(r["dim"], r["tokens"])]["epilogue_us"] == r["epilogue_us"] for r in old),
+          p.stdout[-300:] + p.stderr[-300:] + header)
+    drop_graph_column(out)
+    p2 = grid(tbase + ["--models", "768x3072", "--tokens", "8,128", "--rounds", "1", "--out", out], tenv)
+    rows = rows_of(os.path.join(out, "shape_grid.csv")) if p2.returncode == 0 else []
+    check("grid_remeasures_torch_without_graph_column", p2.returncode == 0 and "2 to run" in p2.stdout
+          and len(rows) == 2 and all(r["torch_graph_us"] == "20.000" for r in rows),
+          p2.stdout[-300:] + p2.stderr[-300:])
+    drop_graph_column(out)
+    p = grid([a for a in base if a != "--no-plot"] + ["--plot-only", "--out", out], env)  # gnuplot or not: exit 0
+    check("grid_plot_only_reads_csv_without_graph_column", p.returncode == 0, p.stdout[-300:] + p.stderr[-300:])
+
+
 def point(**kw):
     row = dict(dim=4096, hidden=11008, tokens=2048, floor_us=700, eager_us=1000, fused_geglu_us=950, merged_us=900,
                epilogue_us=800, graph_us=801, decode_us="", cublas_gemm_us=560, our_gemm_us=550, our_gemm_version=6,
-               torch_eager_us=1000, torch_compile_us=950, torch_best_us=900, sm_mhz=1700, watts=600)
+               torch_eager_us=1000, torch_compile_us=950, torch_graph_us=920, torch_best_us=900, sm_mhz=1700,
+               watts=600)
     row.update(kw)
     return row
 
 
-def shortfalls_of(tmp, rows):
+def shortfalls_of(tmp, rows, header=HEADER):
     path = os.path.join(tmp, "short.csv")
     with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=HEADER.split(","), lineterminator="\n")
+        w = csv.DictWriter(f, fieldnames=header.split(","), lineterminator="\n", extrasaction="ignore")
         w.writeheader()
         for r in rows:
             w.writerow(r)
@@ -208,7 +295,10 @@ def short_cases(tmp):
         ("epilogue", point(epilogue_us=905, graph_us=900, torch_best_us=2000), "slower than merged"),
         ("graph", point(graph_us=809), "graph 809.0 us"),
         ("pytorch_under_500", point(floor_us=400, torch_best_us=900, epilogue_us=770, graph_us=770), "0.85x wanted"),
-        ("pytorch_from_500", point(torch_best_us=860), "0.92x wanted"),
+        ("pytorch_from_500", point(torch_best_us=830, torch_graph_us=830), "0.95x wanted"),
+        ("pytorch_from_500_within_0.95", point(torch_best_us=860, torch_graph_us=860), None),
+        ("pytorch_graph_is_the_best", point(torch_eager_us=900, torch_compile_us=900, torch_graph_us=830,
+                                            torch_best_us=830), "best PyTorch 830.0 us"),
         ("pytorch_not_measured", point(torch_best_us=""), "not measured"),
         ("decode_floor", point(tokens=13, floor_us=64, decode_us=80, graph_us=80, epilogue_us=100, merged_us=90,
                                torch_best_us=200), "85% wanted"),
@@ -226,6 +316,11 @@ def short_cases(tmp):
             check("shortfalls_%s" % name, rc == 0 and not lines, text)
         else:
             check("shortfalls_%s" % name, rc == 1 and len(lines) == 1 and want in lines[0], text)
+    rc, lines, text = shortfalls_of(tmp, [point(torch_best_us=830)], OLD_HEADER)
+    check("shortfalls_reads_csv_without_graph_column", rc == 1 and len(lines) == 1 and "0.95x wanted" in lines[0]
+          and "no torch_graph_us column" in text, text)
+    rc, lines, text = shortfalls_of(tmp, [point()], OLD_HEADER)
+    check("shortfalls_csv_without_graph_column_none_short", rc == 0 and not lines, text)
     rc, lines, text = shortfalls_of(tmp, [point(), point(tokens=512, our_gemm_us=600)])
     check("shortfalls_names_the_point", rc == 1 and len(lines) == 1 and lines[0].split()[:4] == ["4096", "->",
                                                                                                 "11008", "512"], text)
