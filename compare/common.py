@@ -483,7 +483,15 @@ def traced_steps(torch, step_fn, args, base, top_rows=12):
 
 def spawn_trace_pass(variant):
     """This script again, in a fresh process (cold as well), with the profiler on."""
-    argv = [a for a in sys.argv if a != TRACE_PASS_FLAG]
+    argv, i = [], 0
+    while i < len(sys.argv):  # the same line but its --variant (a flag given twice is refused)
+        a = sys.argv[i]
+        if a == "--variant":
+            i += 2
+            continue
+        if a != TRACE_PASS_FLAG and not a.startswith("--variant="):
+            argv.append(a)
+        i += 1
     cmd = [sys.executable] + argv + ["--variant", variant, TRACE_PASS_FLAG]
     sys.stdout.flush()
     rc = subprocess.call(cmd)

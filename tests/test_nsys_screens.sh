@@ -4,6 +4,8 @@
 # line naming it, exit 2, nothing created). PATH holds only the few commands the script's checks
 # use, so the test means the same on a machine with Xvfb and nsys-ui.
 set -u
+# shellcheck source=tests/lib_status.sh
+. "$(dirname "$0")/lib_status.sh" # exit status 1 on any FAIL line
 cd "$(dirname "$0")/.." || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
