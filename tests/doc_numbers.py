@@ -34,7 +34,7 @@ PINNED = ("README.md", "docs/01_matmul_add.md", "docs/02_linear.md", "docs/03_si
 
 COMMENT = re.compile(r"<!--\s*(src|not[ -]measured):\s*(.*?)\s*-->")
 NUMBER = r"[0-9][0-9,]*(?:\.[0-9]+)?"
-UNITS = r"(?:us|ms|s|ns|MB|GB|KB|TB/s|GB/s|TFLOP/s|GFLOP|TFLOP|MHz|W)"
+UNITS = r"(?:us|µs|ms|s|ns|MB|GB|KB|TB/s|GB/s|TFLOP/s|GFLOP|TFLOP|MHz|W)"
 # a number with a unit; a percentage or a ratio (1.33x) written against it; not '2 x 8192'. The
 # letters around it are ASCII only: Korean prose writes a particle against the unit ('9.0 us에서').
 MEASURED = re.compile(r"(?<![A-Za-z0-9_.#/-])(" + NUMBER + r")(?:\s?" + UNITS + r"(?![A-Za-z0-9_/])|%|x(?![A-Za-z0-9_]))")
