@@ -20,7 +20,7 @@ Usage: python3 tests/test_nsys_capture.py [DIR...]
   (default: traces/ and the fixtures' captures, tests/data/h200-*/nsys); one SKIP when there is
   no capture at all (no nsys, or none recorded).
 The committed reports under docs/results/*/nsys record imports that stopped part way (see
-docs/nsight-systems.md); they are not inputs of this test.
+docs/validation.md); they are not inputs of this test.
 """
 import glob
 import json

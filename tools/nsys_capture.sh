@@ -18,7 +18,7 @@
 #   --trace LIST    what nsys traces (default cuda,nvtx,cublas)
 # Environment: NSYS (default: nsys on PATH, else the one tools/nsys_host.sh unpacked: 2024.2.3
 #   from .nsys/host-2024 (--experimental) before 2023.4.4 from .nsys/host, as 2024.2.3's importer
-#   is the one that reads the captures of a CUDA 13 run completely; docs/nsight-systems.md),
+#   is the one that reads the captures of a CUDA 13 run completely; docs/validation.md),
 #   QDSTRM_IMPORTER (default: the importer of that nsys's own install).
 # The stage runs with --no-trace: our own CUPTI trace cannot run under nsys, which owns CUPTI
 # (the stage would notice and skip it anyway); ./run STAGE FLAGS writes it in a run of its own.
