@@ -30,7 +30,8 @@ PINNED = ("README.md", "docs/01_matmul_add.md", "docs/02_linear.md", "docs/03_si
           "02_linear/README.md", "03_simple_mlp/README.md", "04_fused_mlp/README.md", "docs/ko/README.md",
           "docs/ko/01_matmul_add.md", "docs/ko/02_linear.md", "docs/ko/03_simple_mlp.md", "docs/ko/04_fused_mlp.md",
           "docs/ko/05_writing_the_gemm.md", "docs/ko/reading-traces.md", "docs/ko/nsight-systems.md",
-          "docs/ko/pytorch-vs-c.md", "docs/validation.md")
+          "docs/ko/pytorch-vs-c.md", "docs/validation.md", "docs/06_scheduling_the_gemm.md",
+          "docs/ko/06_scheduling_the_gemm.md")
 
 COMMENT = re.compile(r"<!--\s*(src|not[ -]measured):\s*(.*?)\s*-->")
 NUMBER = r"[0-9][0-9,]*(?:\.[0-9]+)?"

@@ -29,7 +29,8 @@ BUDGETS = {
     "docs/02_linear.md": 4000,
     "docs/03_simple_mlp.md": 4000,
     "docs/04_fused_mlp.md": 4000,
-    "docs/05_writing_the_gemm.md": 5000,
+    "docs/05_writing_the_gemm.md": 4000,
+    "docs/06_scheduling_the_gemm.md": 4000,
     "docs/04_design_notes.md": 4200,  # optional reading; it grows by a section per idea tried
     "docs/reading-traces.md": 3000,
     "docs/nsight-systems.md": 2500,
@@ -38,7 +39,7 @@ BUDGETS = {
     "docs/errors.md": 2500,
 }
 CHAPTERS = ["docs/01_matmul_add.md", "docs/02_linear.md", "docs/03_simple_mlp.md", "docs/04_fused_mlp.md",
-            "docs/05_writing_the_gemm.md"]
+            "docs/05_writing_the_gemm.md", "docs/06_scheduling_the_gemm.md"]
 
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 QUOTE_LINK = re.compile(r"\[[^\]]*\]\(([^)\s#]+)#L(\d+)-L(\d+)\)")
