@@ -31,7 +31,7 @@
 //
 // What this still lacks: the consumers share a tile, so the tensor cores idle during its
 // epilogue (step 6's turns); and with 128 tokens or fewer, the second block of every pair has
-// no rows. Halving the weights' traffic buys little at the cap (chapter 05 has the figures):
+// no rows. Halving the weights' traffic buys little at the cap (chapter 06 has the figures):
 // the dispatcher measures which version wins at each shape.
 #pragma once
 
