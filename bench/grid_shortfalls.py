@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """grid_shortfalls.py: the points of a shape grid that fall short of the speed targets.
 
-  python3 bench/grid_shortfalls.py docs/results/h200-2026-12-01/shape_grid/shape_grid.csv
+  python3 bench/grid_shortfalls.py [SHAPE_GRID_CSV]
 
-Reads the CSV bench/shape_grid.py writes and prints one line per point and target missed:
+SHAPE_GRID_CSV is the CSV bench/shape_grid.py writes: by default traces/shape_grid/shape_grid.csv,
+where ./run 04_fused_mlp --shapes puts it; the H200's grid is
+docs/results/h200-2026-12-01/shape_grid/shape_grid.csv. One line per point and target missed:
   gemm       from 128 tokens, our GEMM (the version --gemm auto picks) at least as fast as
              cuBLAS's plain [Wg; Wu] GEMM
   epilogue   from 17 tokens, the epilogue rung no slower than the merged rung
@@ -21,6 +23,7 @@ comparison of two rungs that misses by less than the larger of their round-to-ro
 marked "within the rounds' spread": a target missed by noise. Exit status: 0 no point short,
 1 some point short, noise included (or bad input).
 """
+import argparse
 import csv
 import os
 import sys
@@ -32,6 +35,7 @@ COLUMNS_NEEDED = ("dim", "hidden", "tokens", "floor_us", "eager_us", "fused_gegl
                   "graph_us", "decode_us", "cublas_gemm_us", "our_gemm_us", "torch_best_us")
 NOT_GRAPH = ("eager_us", "fused_geglu_us", "merged_us", "epilogue_us", "decode_us")
 BF16_BYTES = 2
+DEFAULT_CSV = "traces/shape_grid/shape_grid.csv"  # bench/shape_grid.py's --out default, as ./run runs it
 
 
 def value(row, column):
@@ -123,16 +127,26 @@ def fail(message):
 
 
 def main(argv):
-    p = StrictParser(prog="grid_shortfalls", description=__doc__.splitlines()[0].split(": ", 1)[1])
-    p.add_argument("csv", metavar="SHAPE_GRID_CSV", help="the shape_grid.csv of bench/shape_grid.py")
+    p = StrictParser(prog="grid_shortfalls", description=__doc__.split("\n\n", 2)[2].strip("\n"),
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("csv", metavar="SHAPE_GRID_CSV", nargs="?",
+                   help="the shape_grid.csv of bench/shape_grid.py (default %s)" % DEFAULT_CSV)
 
     def check(args):
-        problem = args.csv is not None and input_problem(args.csv)
+        if args.csv is not None:
+            problem = input_problem(args.csv)
+        elif args.help:
+            problem = None
+        elif not os.path.lexists(DEFAULT_CSV):
+            problem = ("no SHAPE_GRID_CSV given and no %s (./run 04_fused_mlp --shapes writes it; or name a "
+                       "grid's CSV, such as docs/results/h200-2026-12-01/shape_grid/shape_grid.csv)" % DEFAULT_CSV)
+        else:
+            problem = input_problem(DEFAULT_CSV)
         if problem:
             p.error(problem)
 
     p.checks.append(check)
-    path = p.parse_args(argv).csv
+    path = p.parse_args(argv).csv or DEFAULT_CSV
     try:
         with open(path, newline="", encoding="utf-8") as f:
             reader = csv.DictReader(f)

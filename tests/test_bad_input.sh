@@ -519,7 +519,14 @@ if command -v gnuplot >/dev/null; then  # an error from the system after the che
     cmd "shape_grid: error: " "Is a directory" python3 co/bench/shape_grid.py --plot-only --out grid
 fi
 g=co/bench/grid_shortfalls.py
-cmd "grid_shortfalls: error: " "the following arguments are required: SHAPE_GRID_CSV" python3 "$g"
+# no argument: the grid ./run 04_fused_mlp --shapes writes, traces/shape_grid/shape_grid.csv, or one line naming it
+cmd "grid_shortfalls: error: " "no SHAPE_GRID_CSV given and no traces/shape_grid/shape_grid.csv" python3 "$g"
+setup='mkdir -p traces/shape_grid && mkfifo traces/shape_grid/shape_grid.csv'
+cmd "grid_shortfalls: error: " "traces/shape_grid/shape_grid.csv is not a regular file" python3 "$g"
+setup='mkdir -p traces/shape_grid && cp binary.csv traces/shape_grid/shape_grid.csv'
+cmd "grid_shortfalls: error: " "shape_grid.csv is not a shape grid CSV" python3 "$g"
+setup='mkdir -p traces/shape_grid/shape_grid.csv'
+cmd "grid_shortfalls: error: " "traces/shape_grid/shape_grid.csv is a directory" python3 "$g"
 cmd "grid_shortfalls: error: " "unrecognized arguments: --bogus" python3 "$g" --help --bogus
 cmd "grid_shortfalls: error: " "unrecognized arguments: --bogus" python3 "$g" grid/shape_grid.csv --bogus
 cmd "grid_shortfalls: error: " "unrecognized arguments: b.csv" python3 "$g" a.csv b.csv

@@ -9,8 +9,18 @@
 - each page stays within its word budget (wc -w, code included);
 - chapters carry no commit hashes, run numbers or development narration;
 - a number pinned to its source (<!-- src: PATH:LINE -->, tests/doc_numbers.py) is on that line
-  as the prose rounds it, and a page in doc_numbers.PINNED pins every measured number.
-Prints one PASS/FAIL line per check and ends with "N passed, N failed".
+  as the prose rounds it, and a page in doc_numbers.PINNED pins every measured number; a number
+  marked not measured carries its formula (<!--not-measured:3*768*3072*2/1e6-->), whose value it
+  is;
+- one value per quantity: a number of a source line is written the same on every page that pins
+  it; the fusion ladder's rows are pinned to the one ladder run (doc_numbers.LADDER_LOG), every
+  rung at the article's shape on README.md and chapter 04; the pages of the learning path pin
+  files of one results run (doc_numbers.RESULTS);
+- a lesson, not a report: each English page tests/doc_density.py lists has at most 5 numbers per
+  100 words of prose and at most 3 in a sentence. The Korean pages are not counted: the sync test
+  (tests/test_docs_ko.py) holds each to the same set of numbers as its English page.
+Each of the number checks is shown to fail where it should, on made-up pages and on altered
+copies of real ones. Prints one PASS/FAIL line per check and ends with "N passed, N failed".
 """
 import os
 import re
@@ -18,6 +28,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
+import doc_density  # noqa: E402
 import doc_numbers  # noqa: E402
 
 # Word budgets (wc -w of the whole file, code included; a pinned number's source comment, written
@@ -197,6 +208,18 @@ def check_pins_can_fail():
             ("took 120 us <!-- src: src.csv:9 -->.\n", 1),
             ("took 120 us <!-- src: nowhere.csv:2 -->.\n", 1),
             ("a ratio, 1.33x <!-- not measured: -->.\n", 1),
+            ("a ratio, 1.33x<!--not-measured:the_ratio_of_the_two-->.\n", 1),
+            ("a ratio, 1.33x<!--not-measured:160/120-->.\n", 0),
+            ("a ratio, 1.33x <!-- not measured: 160/120 -->.\n", 0),
+            ("a ratio, 1.33x<!--not-measured:160/121-->.\n", 1),
+            ("a ratio, 1.33x<!--not-measured:1.33-->.\n", 1),
+            ("a ratio, 1.33x<!--not-measured:__import__('os').getcwd()-->.\n", 1),
+            ("a ratio, 1.33x<!--not-measured:160/(120-120)-->.\n", 1),
+            ("a ratio, 1.33x<!--not-measured:9**9**9-->.\n", 1),
+            ("from 9.4-14 MB<!--not-measured:3*768*2048*2/1e6,3*768*3072*2/1e6-->.\n", 0),
+            ("from 9.4-15 MB<!--not-measured:3*768*2048*2/1e6,3*768*3072*2/1e6-->.\n", 1),
+            ("| h | 50 | MB<!--not-measured:8192*3072*2/1e6--> |\n", 0),
+            ("a shape of 8192 tokens<!--not-measured:8192*1-->.\n", 1),
             ("between 112-120 us <!-- src: src.csv:2 -->.\n", 0),
             ("between 112-121 us <!-- src: src.csv:2 -->.\n", 1),
         ]
@@ -210,8 +233,114 @@ def check_pins_can_fail():
         check("pin check: both ends of an unpinned range are found", loose == 2, f"{loose} found")
 
 
+def report(problems):
+    return "; ".join(problems[:5]) + (f" (+{len(problems) - 5} more)" if len(problems) > 5 else "")
+
+
+def check_density(page, text):
+    words, count, dense = doc_density.density(text)
+    rate = 100.0 * count / max(words, 1)
+    check(f"density {page} ({rate:.1f} numbers per 100 words, {len(dense)} sentences over "
+          f"{doc_density.PER_SENTENCE})", rate <= doc_density.PER_100_WORDS and not dense,
+          f"{rate:.1f} per 100 words (at most {doc_density.PER_100_WORDS:g})" +
+          "".join(f"; {n} numbers in '{s[:70]}...'" for n, s in dense[:3]) +
+          (f" (+{len(dense) - 3} more sentences)" if len(dense) > 3 else ""))
+
+
+def english(pages_list):
+    return [p for p in pages_list if not p.startswith("docs/ko/")]
+
+
+def read(page):
+    with open(os.path.join(ROOT, page), encoding="utf-8") as f:
+        return f.read()
+
+
+def check_rules_can_fail():
+    """The density, formula, one-value, ladder and one-run checks on altered copies of real pages:
+    each must fail where it should."""
+    # density: a sentence of four numbers, and six numbers in twelve words
+    text = "A lesson says one thing.\n\nIt took 12 us at 8 tokens, 14 at 16 and 20 at 32.\n"
+    check("density check: a sentence of 4 numbers fails", doc_density.density(text)[2] != [])
+    words, count, _ = doc_density.density("one 1 two 2 three 3, four 4 and five 5 and six 6.\n")
+    check("density check: 6 numbers in 12 words fail", 100.0 * count / words > doc_density.PER_100_WORDS)
+    # formulas: a wrong formula and a word marker planted on a copy of a page that has formulas
+    page = next((p for p in ["docs/04_design_notes.md"] + english(pages())
+                 if "<!--not-measured:" in read(p)), None)
+    if page is None:
+        check("formula check: a page with a formula to alter", False, "no page marks a number not measured")
+    else:
+        text = read(page)
+        m = re.search(r"<!--not-measured:([^>]*?)-->", text)
+        n = text[:m.start()].count("\n") + 1
+        for label, planted in (("a wrong formula", f"<!--not-measured:({m.group(1).split(',')[0]})*3+1-->"),
+                               ("a word marker", "<!--not-measured:the_datasheet-->")):
+            altered = text[:m.start()] + planted + text[m.end():]
+            problems = doc_numbers.check_page(ROOT, page, altered)[0]
+            check(f"formula check: {label} on a copy of {page}:{n} fails",
+                  any(x.startswith(f"{page}:{n}: ") for x in problems), f"problems: {problems[:3]}")
+    # one value: a number written in full where the same page already pins it rounded
+    cache, altered = {}, None
+    for page in english(pages()):
+        text = read(page)
+        for _, written, path, k, i, shown in doc_numbers.pinned_numbers(ROOT, page, text, cache):
+            x = [float(t) for t in doc_numbers.LINE_NUMBER.findall(cache[path][k - 1].replace(",", " "))][i]
+            full = repr(x).rstrip("0").rstrip(".") if x != int(x) else str(int(x))
+            if doc_numbers.value_of(full) != shown and "e" not in full:
+                altered = (page, text + f"\nIt took {full} us<!--src:{path}:{k}-->.\n", f"{written} and {full}")
+                break
+        if altered:
+            break
+    if altered is None:
+        check("one-value check: a rounded pin to alter", False, "no page pins a rounded number")
+    else:
+        problems = doc_numbers.check_one_value(ROOT, {altered[0]: altered[1]})
+        check(f"one-value check: {altered[2]} for one number on a copy of {altered[0]} fails", problems != [],
+              "no problem found")
+    # the ladder: a README whose article-shape rung points at another run's table, or at none
+    rows = doc_numbers.ladder(ROOT, {})
+    key = (doc_numbers.ARTICLE_SHAPE, "eager")
+    page = doc_numbers.LADDER_PAGES[0]
+    text = read(page)
+    pin = re.search(re.escape(doc_numbers.LADDER_LOG) + r":([0-9,]*\b" + str(rows.get(key, -1)) + r"\b[0-9,]*)", text)
+    other = None
+    results = os.path.join(ROOT, doc_numbers.RESULTS)
+    for f in sorted(os.listdir(results)) if os.path.isdir(results) else []:
+        path = doc_numbers.RESULTS + f
+        lines = doc_numbers.read_lines(ROOT, path, cache) if f.endswith(".log") else None
+        if path != doc_numbers.LADDER_LOG and lines:
+            other = next((f"{path}:{k}" for k in range(1, len(lines) + 1)
+                          if doc_numbers.ladder_row(lines, k) == key), None)
+            if other:
+                break
+    if not pin or not other:
+        check(f"ladder check: {page} pins {key[1]} at {key[0]}, and another run's table holds it", False,
+              f"pin {bool(pin)}, another table {other}")
+    else:
+        rest = ",".join(x for x in pin.group(1).split(",") if x != str(rows[key]))
+        dropped = text[:pin.start()] + (doc_numbers.LADDER_LOG + ":" + rest if rest else other) + text[pin.end():]
+        moved = text[:pin.start()] + other + ";" + text[pin.start():]  # the row pinned in the other table too
+        for label, altered in (("pinned to another run's table", moved), ("left unpinned", dropped)):
+            problems = doc_numbers.check_ladder(ROOT, {page: altered})
+            check(f"ladder check: {key[1]} at {key[0]} {label} on a copy of {page} fails", problems != [],
+                  "no problem found")
+        check(f"ladder check: {page} as it is passes", doc_numbers.check_ladder(ROOT, {page: text}) == [],
+              report(doc_numbers.check_ladder(ROOT, {page: text})))
+    # one run: a chapter's pin moved to another results folder; the design notes may pin any run
+    for page in doc_numbers.PINNED:
+        if page not in doc_numbers.ONE_RUN_EXEMPT and os.path.isfile(os.path.join(ROOT, page)) and \
+                "src:" + doc_numbers.RESULTS in read(page):
+            altered = read(page).replace("src:" + doc_numbers.RESULTS, "src:docs/results/elsewhere/", 1)
+            check(f"one-run check: a pin outside {doc_numbers.RESULTS} on a copy of {page} fails",
+                  doc_numbers.check_one_run(page, altered) != [], "no problem found")
+            check("one-run check: the design notes may pin another run",
+                  doc_numbers.check_one_run("docs/04_design_notes.md", altered) == [], "refused")
+            break
+
+
 def main():
     check_pins_can_fail()
+    check_rules_can_fail()
     for page in pages():
         with open(os.path.join(ROOT, page), encoding="utf-8") as f:
             text = f.read()
@@ -219,8 +348,19 @@ def main():
         check_quotes(page, text)
         check_budget(page, text)
         check_numbers(page, text)
+        if (page in doc_numbers.PINNED or "src:" in text) and page not in doc_numbers.ONE_RUN_EXEMPT:
+            problems = doc_numbers.check_one_run(page, text)
+            check(f"one results run in {page}", not problems, report(problems))
         if page in CHAPTERS or page == "README.md" or (page.startswith("docs/") and not page.startswith("docs/ko/")):
             check_narration(page, text)
+    texts = {p: read(p) for p in english(pages())}
+    problems = doc_numbers.check_one_value(ROOT, texts)
+    check(f"one value per pinned number across {len(texts)} pages", not problems, report(problems))
+    problems = doc_numbers.check_ladder(ROOT, {p: read(p) for p in pages()})  # the Korean pages' pins too
+    check(f"the ladder's rows pinned to {doc_numbers.LADDER_LOG}", not problems, report(problems))
+    for page in doc_density.PAGES:
+        if os.path.isfile(os.path.join(ROOT, page)):
+            check_density(page, read(page))
     for page in CHAPTERS:
         with open(os.path.join(ROOT, page), encoding="utf-8") as f:
             text = f.read()

@@ -340,6 +340,20 @@ def short_cases(tmp):
     p = subprocess.run([sys.executable, SHORT, os.path.join(tmp, "none.csv")], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, text=True)
     check("shortfalls_missing_file", p.returncode == 1 and p.stderr.startswith("grid_shortfalls: error:"), p.stderr)
+    # without an argument: the grid ./run 04_fused_mlp --shapes writes, under the working directory
+    p = subprocess.run([sys.executable, SHORT], cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    check("shortfalls_no_default_grid", p.returncode == 1 and not p.stdout and p.stderr.count("\n") == 1 and
+          p.stderr.startswith("grid_shortfalls: error: no SHAPE_GRID_CSV given and no traces/shape_grid/"), p.stderr)
+    os.makedirs(os.path.join(tmp, "traces", "shape_grid"))
+    shortfalls_of(tmp, [point(), point(tokens=512, our_gemm_us=600)])  # writes short.csv
+    os.replace(os.path.join(tmp, "short.csv"), os.path.join(tmp, "traces", "shape_grid", "shape_grid.csv"))
+    p = subprocess.run([sys.executable, SHORT], cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    check("shortfalls_default_grid", p.returncode == 1 and "2 points, 1 shortfalls" in p.stdout and not p.stderr,
+          p.stdout + p.stderr)
+    p = subprocess.run([sys.executable, SHORT, "--help"], cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True)
+    check("shortfalls_help", p.returncode == 0 and p.stdout.startswith("usage: grid_shortfalls") and
+          "epilogue   from 17 tokens" in p.stdout and not p.stderr, p.stdout + p.stderr)
 
 
 if __name__ == "__main__":
