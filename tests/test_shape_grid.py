@@ -310,15 +310,27 @@ def short_cases(tmp):
         ("pytorch_graph_is_the_best", point(torch_eager_us=900, torch_compile_us=900, torch_graph_us=830,
                                             torch_best_us=830), "best PyTorch 830.0 us"),
         ("pytorch_not_measured", point(torch_best_us=""), "not measured"),
-        ("decode_floor", point(tokens=13, floor_us=64, decode_us=80, graph_us=80, epilogue_us=100, merged_us=90,
-                               torch_best_us=200), "85% wanted"),
-        ("decode_vs_graph", point(tokens=13, floor_us=64, decode_us=74, graph_us=73, epilogue_us=100,
+        ("stream_floor", point(dim=8192, hidden=3584, tokens=13, floor_us=45, decode_us=56, graph_us=56,
+                               epilogue_us=100, merged_us=90, torch_best_us=200), "85% wanted"),
+        ("stream_floor_wide", point(tokens=13, floor_us=64, decode_us=74, graph_us=74, epilogue_us=100, merged_us=90,
+                                    torch_best_us=200), "88% wanted"),
+        # the faster of the two streaming rungs counts: decode at 69% of the floor, one_kernel at 89%
+        ("stream_one_kernel_counts", point(dim=1024, hidden=16384, tokens=8, floor_us=24, decode_us=35, graph_us=27,
+                                           one_kernel_us=27, epilogue_us=100, merged_us=90, torch_best_us=200), None),
+        ("stream_one_kernel_short", point(dim=1024, hidden=16384, tokens=8, floor_us=24, decode_us=35, graph_us=30,
+                                          one_kernel_us=30, epilogue_us=100, merged_us=90, torch_best_us=200),
+         "one_kernel 30.0 us is 80% of the floor"),
+        ("decode_vs_graph", point(tokens=13, floor_us=64, decode_us=72, graph_us=71, epilogue_us=100,
                                   merged_us=90, torch_best_us=200), "slower than the graph rung"),
-        ("decode_small_weights", point(dim=768, hidden=3072, tokens=1, floor_us=3, decode_us=6, graph_us=6,
-                                       epilogue_us=10, merged_us=9, torch_best_us=70), None),
-        ("decode_article", point(dim=768, hidden=3072, tokens=8, floor_us=3.3, decode_us=7.5, graph_us=7.5,
-                                 epilogue_us=10, merged_us=9, torch_best_us=70), "7.0 wanted"),
-        ("decode_missing", point(tokens=8, decode_us=""), "decode   not measured"),
+        ("small_model_floor", point(dim=768, hidden=3072, tokens=1, floor_us=3, decode_us=6, graph_us=6,
+                                    epilogue_us=10, merged_us=9, torch_best_us=70), "60% wanted"),
+        ("small_model_at_60", point(dim=768, hidden=3072, tokens=1, floor_us=3, decode_us=6, graph_us=4.9,
+                                    one_kernel_us=4.9, epilogue_us=10, merged_us=9, torch_best_us=70), None),
+        ("small_article", point(dim=768, hidden=3072, tokens=8, floor_us=3.8, decode_us=7.5, graph_us=6.3,
+                                one_kernel_us=6.3, epilogue_us=10, merged_us=9, torch_best_us=70), "6.0 wanted"),
+        ("wide_128", point(tokens=128, floor_us=70, graph_us=86, epilogue_us=86, merged_us=90, torch_best_us=200),
+         "85% wanted"),
+        ("stream_missing", point(tokens=8, decode_us=""), "stream   not measured"),
     ]
     for name, row, want in cases:
         rc, lines, text = shortfalls_of(tmp, [row])
@@ -344,7 +356,7 @@ def short_cases(tmp):
     rc, lines, text = shortfalls_of(tmp, [point(**noisy)])
     check("shortfalls_within_spread", rc == 1 and len(lines) == 1 and "within the rounds' spread, 4.00 us" in lines[0]
           and "1 of them within the rounds' spread" in text, text)
-    rc, lines, text = shortfalls_of(tmp, [point(**dict(noisy, decode_us=78))])
+    rc, lines, text = shortfalls_of(tmp, [point(**dict(noisy, decode_us=78, floor_us=75))])
     check("shortfalls_beyond_spread", rc == 1 and len(lines) == 1 and "spread" not in lines[0], text)
     os.remove(rows_path)
     p = subprocess.run([sys.executable, SHORT, os.path.join(tmp, "none.csv")], stdout=subprocess.PIPE,
