@@ -10,11 +10,11 @@ that it adds no word to the page's count (wc -w):
 `src:` names one or more lines (`PATH:LINE`, `PATH:LINE,LINE`, several `PATH:LINE` separated by
 `;`), PATH from the repository's root. The comment covers the measured numbers before it: in a
 table row, every cell that is a number; in prose, every number with a unit (us, µs, ms,
-TFLOP/s, MB, MHz, W, ...), every percentage and every ratio (1.33x) since the previous comment
-of its paragraph; both ends of a range (683-690 W, 0.08-0.13x). Each must equal a number on one
-of those lines as the prose rounds it: to the decimals it shows, or to its significant digits
-(13,600 for 13,645), after a change of unit by 1000 or a million if need be (9.14 ms for 9144.8
-us, 139 ms for 139,012,345 ns).
+TFLOP/s, MB, MHz, W, ...), every percentage and every ratio (1.33x, or in Korean prose 0.36배,
+a particle written against it: 0.36배로) since the previous comment of its paragraph; both ends
+of a range (683-690 W, 0.08-0.13x). Each must equal a number on one of those lines as the prose
+rounds it: to the decimals it shows, or to its significant digits (13,600 for 13,645), after a
+change of unit by 1000 or a million if need be (9.14 ms for 9144.8 us, 139 ms for 139,012,345 ns).
 
 Arithmetic is not measured, and says how it is made: `<!--not-measured:FORMULA-->`, FORMULA a
 Python arithmetic expression without spaces (numbers, + - * / ** and parentheses), several
@@ -71,13 +71,16 @@ ARTICLE_SHAPE = "64x128_768x3072_bf16"
 COMMENT = re.compile(r"<!--\s*(src|not[ -]measured):\s*(.*?)\s*-->")
 NUMBER = r"[0-9][0-9,]*(?:\.[0-9]+)?"
 UNITS = r"(?:us|µs|ms|s|ns|MB|GB|KB|TB/s|GB/s|TFLOP/s|GFLOP|TFLOP|MHz|W)"
-# a number with a unit; a percentage or a ratio (1.33x) written against it; not '2 x 8192'. The
-# letters around it are ASCII only: Korean prose writes a particle against the unit ('9.0 us에서').
-MEASURED = re.compile(r"(?<![A-Za-z0-9_.#/-])(" + NUMBER + r")(?:\s?" + UNITS + r"(?![A-Za-z0-9_/])|%|x(?![A-Za-z0-9_]))")
+# A ratio's suffix: 'x' ('1.33x'), or in Korean prose '배' ('0.36배'), which a particle may follow
+# ('0.36배로', '0.065배가'); not the words 배열 (array), 배치 (batch), 배포, 배경, 배정, 배수 (a multiple).
+RATIO = r"(?:x(?![A-Za-z0-9_])|배(?![열치포경정수]))"
+# a number with a unit; a percentage or a ratio (1.33x, 0.36배) written against it; not '2 x 8192'.
+# The letters around it are ASCII only: Korean prose writes a particle against the unit ('9.0 us에서').
+MEASURED = re.compile(r"(?<![A-Za-z0-9_.#/-])(" + NUMBER + r")(?:\s?" + UNITS + r"(?![A-Za-z0-9_/])|%|" + RATIO + ")")
 # a range of them, '683-690 W': both ends are measured (MEASURED matches neither)
 RANGE = re.compile(r"(?<![A-Za-z0-9_.#/-])(" + NUMBER + r")-(" + NUMBER + r")(?:\s?" + UNITS +
-                   r"(?![A-Za-z0-9_/])|%|x(?![A-Za-z0-9_]))")
-CELL_NUMBER = re.compile(r"^\s*(" + NUMBER + r")\s?(?:%|x)?\s*$")
+                   r"(?![A-Za-z0-9_/])|%|" + RATIO + ")")
+CELL_NUMBER = re.compile(r"^\s*(" + NUMBER + r")\s?(?:%|x|배)?\s*$")
 LINE_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?")
 SOURCE = re.compile(r"([^\s:,;]+):([0-9]+(?:,[0-9]+)*)")
 

@@ -222,6 +222,10 @@ def check_pins_can_fail():
             ("a shape of 8192 tokens<!--not-measured:8192*1-->.\n", 1),
             ("between 112-120 us <!-- src: src.csv:2 -->.\n", 0),
             ("between 112-121 us <!-- src: src.csv:2 -->.\n", 1),
+            # Korean prose writes a ratio with 배, a particle against it
+            ("비율은 1.33배로<!--not-measured:160/120--> 줄어듭니다.\n", 0),
+            ("비율은 1.33배<!--not-measured:160/121-->가 됩니다.\n", 1),
+            ("0.08-0.13배<!--not-measured:8/100,13/100-->입니다.\n", 0),
         ]
         for i, (text, want) in enumerate(cases):
             problems, _, _, _ = doc_numbers.check_page(root, "case.md", text)
@@ -231,6 +235,8 @@ def check_pins_can_fail():
         check("pin check: an unpinned number is found", loose == 1, f"{loose} found")
         _, _, loose, _ = doc_numbers.check_page(root, "case.md", "took 112-120 us, no source.\n")
         check("pin check: both ends of an unpinned range are found", loose == 2, f"{loose} found")
+        _, _, loose, _ = doc_numbers.check_page(root, "case.md", "약 41배 깁니다. 배열 3개, 8배수.\n")
+        check("pin check: a ratio in 배 is found, 배열 and 배수 are not", loose == 1, f"{loose} found")
 
 
 def report(problems):
