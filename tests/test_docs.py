@@ -341,6 +341,12 @@ def check_rules_can_fail():
                   doc_numbers.check_one_run(page, altered) != [], "no problem found")
             check("one-run check: the design notes may pin another run",
                   doc_numbers.check_one_run("docs/04_design_notes.md", altered) == [], "refused")
+            # a constant of the code may be pinned to its source; a log or table outside the run may not
+            for target, ok in (("common/profiler/trace_occupancy.cu:7", True), ("tests/data/other/04.log:7", False),
+                               ("docs/results/elsewhere/kernel.cu:7", False)):
+                planted = read(page).replace("src:" + doc_numbers.RESULTS, "src:" + target + ";" + doc_numbers.RESULTS, 1)
+                check(f"one-run check: a pin to {target} on a copy of {page} " + ("passes" if ok else "fails"),
+                      (doc_numbers.check_one_run(page, planted) == []) == ok, "refused" if ok else "no problem found")
             break
 
 
