@@ -10,11 +10,11 @@ that it adds no word to the page's count (wc -w):
 `src:` names one or more lines (`PATH:LINE`, `PATH:LINE,LINE`, several `PATH:LINE` separated by
 `;`), PATH from the repository's root. The comment covers the measured numbers before it: in a
 table row, every cell that is a number; in prose, every number with a unit (us, µs, ms,
-TFLOP/s, MB, MHz, W, ...), every percentage and every ratio (1.33x) since the previous comment
-of its paragraph; both ends of a range (683-690 W, 0.08-0.13x). Each must equal a number on one
-of those lines as the prose rounds it: to the decimals it shows, or to its significant digits
-(13,600 for 13,645), after a change of unit by 1000 or a million if need be (9.14 ms for 9144.8
-us, 139 ms for 139,012,345 ns).
+TFLOP/s, MB, MHz, W, ...), every percentage and every ratio (1.33x, or in Korean prose 0.36배,
+a particle written against it: 0.36배로) since the previous comment of its paragraph; both ends
+of a range (683-690 W, 0.08-0.13x). Each must equal a number on one of those lines as the prose
+rounds it: to the decimals it shows, or to its significant digits (13,600 for 13,645), after a
+change of unit by 1000 or a million if need be (9.14 ms for 9144.8 us, 139 ms for 139,012,345 ns).
 
 Arithmetic is not measured, and says how it is made: `<!--not-measured:FORMULA-->`, FORMULA a
 Python arithmetic expression without spaces (numbers, + - * / ** and parentheses), several
@@ -39,7 +39,9 @@ Across pages (check_one_value, check_ladder, check_one_run):
   to RESULTS's 04.log, the one ladder run; README.md and chapter 04 pin every rung of it at the
   article's shape;
 - the learning path's pages (every page but ONE_RUN_EXEMPT) pin files under RESULTS (or the
-  articles' PyTorch traces under REFERENCE) only.
+  articles' PyTorch traces under REFERENCE) only. The one exception is a constant of the code, not
+  a measurement: a number pinned to a source file of the repository (CODE, outside docs/), such as
+  the 48 KB shared-memory limit that common/profiler/trace_occupancy.cu states; no run holds it.
 """
 import ast
 import math
@@ -63,6 +65,8 @@ REFERENCE = "tests/data/reference/"
 # pages that may pin other runs: the design notes tell what was tried, each in its own run; the
 # validation page is the maintainers'; errors.md shows what an earlier run's sanitizer did
 ONE_RUN_EXEMPT = ("docs/04_design_notes.md", "docs/validation.md", "docs/errors.md")
+# source files whose constants a page may pin outside the results run: code, never a log or a table
+CODE = (".c", ".h", ".cu", ".cuh", ".cpp", ".hpp", ".py", ".sh")
 # the fusion ladder: its one run, the pages that pin every rung at the article's shape, the shape
 LADDER_LOG = RESULTS + "04.log"
 LADDER_PAGES = ("README.md", "docs/04_fused_mlp.md")
@@ -71,13 +75,16 @@ ARTICLE_SHAPE = "64x128_768x3072_bf16"
 COMMENT = re.compile(r"<!--\s*(src|not[ -]measured):\s*(.*?)\s*-->")
 NUMBER = r"[0-9][0-9,]*(?:\.[0-9]+)?"
 UNITS = r"(?:us|µs|ms|s|ns|MB|GB|KB|TB/s|GB/s|TFLOP/s|GFLOP|TFLOP|MHz|W)"
-# a number with a unit; a percentage or a ratio (1.33x) written against it; not '2 x 8192'. The
-# letters around it are ASCII only: Korean prose writes a particle against the unit ('9.0 us에서').
-MEASURED = re.compile(r"(?<![A-Za-z0-9_.#/-])(" + NUMBER + r")(?:\s?" + UNITS + r"(?![A-Za-z0-9_/])|%|x(?![A-Za-z0-9_]))")
+# A ratio's suffix: 'x' ('1.33x'), or in Korean prose '배' ('0.36배'), which a particle may follow
+# ('0.36배로', '0.065배가'); not the words 배열 (array), 배치 (batch), 배포, 배경, 배정, 배수 (a multiple).
+RATIO = r"(?:x(?![A-Za-z0-9_])|배(?![열치포경정수]))"
+# a number with a unit; a percentage or a ratio (1.33x, 0.36배) written against it; not '2 x 8192'.
+# The letters around it are ASCII only: Korean prose writes a particle against the unit ('9.0 us에서').
+MEASURED = re.compile(r"(?<![A-Za-z0-9_.#/-])(" + NUMBER + r")(?:\s?" + UNITS + r"(?![A-Za-z0-9_/])|%|" + RATIO + ")")
 # a range of them, '683-690 W': both ends are measured (MEASURED matches neither)
 RANGE = re.compile(r"(?<![A-Za-z0-9_.#/-])(" + NUMBER + r")-(" + NUMBER + r")(?:\s?" + UNITS +
-                   r"(?![A-Za-z0-9_/])|%|x(?![A-Za-z0-9_]))")
-CELL_NUMBER = re.compile(r"^\s*(" + NUMBER + r")\s?(?:%|x)?\s*$")
+                   r"(?![A-Za-z0-9_/])|%|" + RATIO + ")")
+CELL_NUMBER = re.compile(r"^\s*(" + NUMBER + r")\s?(?:%|x|배)?\s*$")
 LINE_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?")
 SOURCE = re.compile(r"([^\s:,;]+):([0-9]+(?:,[0-9]+)*)")
 
@@ -387,8 +394,13 @@ def check_ladder(root, texts):
     return problems
 
 
+def is_code(path):
+    """A source file of the repository (CODE, not under docs/): its numbers are the code's constants."""
+    return path.endswith(CODE) and not path.startswith("docs/")
+
+
 def check_one_run(page, text):
-    """The files a page of the learning path pins lie under RESULTS (or REFERENCE)."""
+    """The files a page of the learning path pins lie under RESULTS (or REFERENCE), or are code."""
     if page in ONE_RUN_EXEMPT:
         return []
     problems = []
@@ -396,6 +408,6 @@ def check_one_run(page, text):
         if kind != "src":
             continue
         for path, _ in SOURCE.findall(spec):
-            if not path.startswith((RESULTS, REFERENCE)):
+            if not path.startswith((RESULTS, REFERENCE)) and not is_code(path):
                 problems.append(f"{page}:{n}: {path} is not under {RESULTS}")
     return problems

@@ -222,6 +222,10 @@ def check_pins_can_fail():
             ("a shape of 8192 tokens<!--not-measured:8192*1-->.\n", 1),
             ("between 112-120 us <!-- src: src.csv:2 -->.\n", 0),
             ("between 112-121 us <!-- src: src.csv:2 -->.\n", 1),
+            # Korean prose writes a ratio with 배, a particle against it
+            ("비율은 1.33배로<!--not-measured:160/120--> 줄어듭니다.\n", 0),
+            ("비율은 1.33배<!--not-measured:160/121-->가 됩니다.\n", 1),
+            ("0.08-0.13배<!--not-measured:8/100,13/100-->입니다.\n", 0),
         ]
         for i, (text, want) in enumerate(cases):
             problems, _, _, _ = doc_numbers.check_page(root, "case.md", text)
@@ -231,6 +235,8 @@ def check_pins_can_fail():
         check("pin check: an unpinned number is found", loose == 1, f"{loose} found")
         _, _, loose, _ = doc_numbers.check_page(root, "case.md", "took 112-120 us, no source.\n")
         check("pin check: both ends of an unpinned range are found", loose == 2, f"{loose} found")
+        _, _, loose, _ = doc_numbers.check_page(root, "case.md", "약 41배 깁니다. 배열 3개, 8배수.\n")
+        check("pin check: a ratio in 배 is found, 배열 and 배수 are not", loose == 1, f"{loose} found")
 
 
 def report(problems):
@@ -317,12 +323,22 @@ def check_rules_can_fail():
         check(f"ladder check: {page} pins {key[1]} at {key[0]}, and another run's table holds it", False,
               f"pin {bool(pin)}, another table {other}")
     else:
-        rest = ",".join(x for x in pin.group(1).split(",") if x != str(rows[key]))
-        dropped = text[:pin.start()] + (doc_numbers.LADDER_LOG + ":" + rest if rest else other) + text[pin.end():]
+        # left unpinned: the row's line taken out of every pin of the page to LADDER_LOG (the table's
+        # and any in prose, as README's "266 µs here"); a pin left with no line points at a line of
+        # the log that is no ladder row
+        log = doc_numbers.read_lines(ROOT, doc_numbers.LADDER_LOG, cache)
+        no_row = next(k for k in range(1, len(log) + 1) if not doc_numbers.ladder_row(log, k))
+
+        def drop(m):
+            rest = [x for x in m.group(1).split(",") if x != str(rows[key])]
+            return doc_numbers.LADDER_LOG + ":" + (",".join(rest) if rest else str(no_row))
+        dropped = re.sub(re.escape(doc_numbers.LADDER_LOG) + r":([0-9]+(?:,[0-9]+)*)", drop, text)
         moved = text[:pin.start()] + other + ";" + text[pin.start():]  # the row pinned in the other table too
-        for label, altered in (("pinned to another run's table", moved), ("left unpinned", dropped)):
+        for label, altered, says in (("pinned to another run's table", moved, f"{key[1]} at {key[0]} pinned to"),
+                                     ("left unpinned", dropped, f"without a pin to its row of {doc_numbers.LADDER_LOG} for")):
             problems = doc_numbers.check_ladder(ROOT, {page: altered})
-            check(f"ladder check: {key[1]} at {key[0]} {label} on a copy of {page} fails", problems != [],
+            check(f"ladder check: {key[1]} at {key[0]} {label} on a copy of {page} fails",
+                  any(says in x and key[1] in x for x in problems), f"problems: {problems[:3]}" if problems else
                   "no problem found")
         check(f"ladder check: {page} as it is passes", doc_numbers.check_ladder(ROOT, {page: text}) == [],
               report(doc_numbers.check_ladder(ROOT, {page: text})))
@@ -335,6 +351,12 @@ def check_rules_can_fail():
                   doc_numbers.check_one_run(page, altered) != [], "no problem found")
             check("one-run check: the design notes may pin another run",
                   doc_numbers.check_one_run("docs/04_design_notes.md", altered) == [], "refused")
+            # a constant of the code may be pinned to its source; a log or table outside the run may not
+            for target, ok in (("common/profiler/trace_occupancy.cu:7", True), ("tests/data/other/04.log:7", False),
+                               ("docs/results/elsewhere/kernel.cu:7", False)):
+                planted = read(page).replace("src:" + doc_numbers.RESULTS, "src:" + target + ";" + doc_numbers.RESULTS, 1)
+                check(f"one-run check: a pin to {target} on a copy of {page} " + ("passes" if ok else "fails"),
+                      (doc_numbers.check_one_run(page, planted) == []) == ok, "refused" if ok else "no problem found")
             break
 
 
