@@ -18,7 +18,8 @@
  * checks, then for each rung one run (set up, prepare, time, report, check, trace), then the
  * ladder's comparison. The model, its napkin math and what the epilogue and decode rungs take:
  * fused_model.c; our GEMM with the GeGLU epilogue: gemm_geglu.cu and gemm/; the decode kernels:
- * decode.cu; the graph rung's choice: graph_choice.c; --gemm all: gemm_table.c.
+ * decode.cu; the one-kernel forward: one_kernel.cu; the graph rung's choice: graph_choice.c;
+ * --gemm all: gemm_table.c.
  */
 #include <math.h>
 #include <stdio.h>
