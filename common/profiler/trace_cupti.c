@@ -401,9 +401,9 @@ bool trace_open(void)
     return true;
 }
 
-/* Turns CUPTI's activity collection on. The first records make CUPTI allocate its buffers (the
- * "Activity Buffer Request" of the articles), a cost of milliseconds: the schedule's warm-up
- * step absorbs it, as torch.profiler's does, because the window opens only later. */
+/* Turns CUPTI's activity collection on. Its first records make CUPTI allocate buffers (PyTorch's
+ * traces show an "Activity Buffer Request" record; ours, even with --warmup-steps 0, hold none):
+ * the window opens after the schedule's warm-up step, as torch.profiler's does. */
 void trace_activate(void)
 {
     if (!tracer.open || tracer.active || tracer.recorded)
