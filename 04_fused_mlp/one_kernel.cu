@@ -8,12 +8,12 @@
 // Here one launch does it all, and each block asks for every byte it will read in its first
 // instructions, so that all the weights are in flight at once:
 //
-//   1. copy      warp 0 starts bulk copies (the copy engine, no tensor map) of x and of the
-//                block's slice of hidden: `slice` rows of Wg, of Wu and of Wd^T (Wd transposed
-//                once, so that the slice is contiguous). Two mbarriers count the bytes: x, Wg
-//                and Wu on the first, Wd^T on the second.
+//   1. copy      every thread starts its share of 16-byte copies into shared memory (cp.async)
+//                of x and of the block's slice of hidden: `slice` rows of Wg, of Wu and of Wd^T
+//                (Wd transposed once, so that the slice is contiguous), in two groups: x, Wg
+//                and Wu, then Wd^T, each waited for when it is needed.
 //   2. gate, up  when the first lands: [16 tokens] x [slice] of x.Wg and of x.Wu on tensor cores
-//                (mma.sync m16n8k16), K split between the 8 warps, the warps' sums added in
+//                (mma.sync m16n8k16), K split between the 16 warps, the warps' sums added in
 //                shared memory; then m = gelu(gate) * up, rounded to the storage type.
 //   3. down      when Wd^T lands: the block's partial y = m_slice . Wd^T_slice, [tokens, dim] in
 //                fp32, into shared memory (over Wg and Wu, read by then).
@@ -41,7 +41,7 @@ extern "C" {
 #include "gpu.h"
 #include "one_kernel.h"
 
-enum { OK_WARPS = 8, OK_THREADS = 32 * OK_WARPS, OK_ROWS = 16, OK_MAX_SLICE = 48, OK_MAX_CLUSTER = 8 };
+enum { OK_WARPS = 16, OK_THREADS = 32 * OK_WARPS, OK_ROWS = 16, OK_MAX_SLICE = 48, OK_MAX_CLUSTER = 8 };
 static const size_t OK_MAX_SMEM = 226 * 1024; // shared memory a block may have on sm_90 (227 KB), less the few static bytes
 
 // Where things lie in a block's shared memory. The rows of x, Wg, Wu and Wd^T are `pitch` bytes
@@ -49,8 +49,8 @@ static const size_t OK_MAX_SMEM = 226 * 1024; // shared memory a block may have 
 // read at once fall in different banks.
 struct ok_layout {
     uint32_t pitch, ypitch, hpitch;      // bytes between rows of x and the weights, of y's partial, of m
-    uint32_t xs, wg, wu, wdt, acc, ms, y; // offsets
-    uint32_t bars, total;
+    uint32_t xs, wg, wu, wdt, ms, y, part; // offsets
+    uint32_t end, total;
 };
 
 __host__ __device__ inline uint32_t ok_round_up(uint32_t v, uint32_t to) { return (v + to - 1) / to * to; }
@@ -66,13 +66,17 @@ __host__ __device__ inline ok_layout ok_layout_for(uint32_t dim, uint32_t slice)
     L.wg = L.xs + OK_ROWS * L.pitch;
     L.wu = L.wg + slice * L.pitch;
     L.wdt = L.wu + slice * L.pitch;
-    L.acc = L.wdt + spad * L.pitch;                    // [16][2 slice] fp32: gate | up
-    L.ms = L.acc + OK_ROWS * 2 * slice * 4;            // [16][spad] m
-    L.bars = ok_round_up(L.ms + OK_ROWS * L.hpitch, 16);
-    // y's partial [16][dim] fp32 goes over Wg and Wu when it fits there, else after the rest
-    const uint32_t ybytes = OK_ROWS * L.ypitch;
-    L.y = ybytes <= 2 * slice * L.pitch ? L.wg : L.bars + 16;
-    L.total = L.y == L.wg ? L.bars + 16 : L.y + ybytes;
+    L.ms = L.wdt + spad * L.pitch; // [16][spad] m
+    L.end = ok_round_up(L.ms + OK_ROWS * L.hpitch, 16);
+    // Once Wg and Wu are read, their space holds (in turn) the warps' sums of gate and up,
+    // [warps][16][2 slice] fp32, then y's partial [16][dim] fp32, each where it fits, else after
+    // the rest
+    const uint32_t ybytes = OK_ROWS * L.ypitch, partbytes = OK_WARPS * OK_ROWS * 2 * slice * 4;
+    const uint32_t spare = 2 * slice * L.pitch;
+    L.y = ybytes <= spare ? L.wg : L.end;
+    const uint32_t after = L.y == L.wg ? L.end : L.y + ybytes;
+    L.part = partbytes <= spare ? L.wg : after;
+    L.total = L.part == L.wg ? after : L.part + partbytes;
     return L;
 }
 
@@ -88,53 +92,49 @@ __device__ __forceinline__ void one_kernel_body(const T *x, const T *wg, const T
     const int h0 = blockIdx.x * slice;
     const int rows = max(0, min(slice, hidden - h0)); // this block's rows of hidden
     const int k16 = (dim + 15) / 16, spad = (slice + 15) / 16 * 16;
-    const uint32_t rowbytes = 2u * (uint32_t)dim, bar_a = base + L.bars, bar_b = bar_a + 8;
+    const uint32_t rowbytes = 2u * (uint32_t)dim;
 
-    // 1. copy: every byte this block reads, asked for at once
-    if (tid == 0) {
-        mbar_init(bar_a, 1);
-        mbar_init(bar_b, 1);
-        fence_mbarrier_init();
+    // 1. copy: every byte this block reads, asked for at once, 16 bytes a copy: warp w takes
+    // rows w, w + 16, ... of x, Wg and Wu (one group), then of Wd^T (a second group)
+    for (int r = warp; r < tokens + 2 * rows; r += OK_WARPS) {
+        const T *src = r < tokens ? x + (size_t)r * dim
+                       : r < tokens + rows ? wg + (size_t)(h0 + r - tokens) * dim
+                                           : wu + (size_t)(h0 + r - tokens - rows) * dim;
+        const uint32_t dst = base + (r < tokens ? L.xs + r * L.pitch
+                                     : r < tokens + rows ? L.wg + (r - tokens) * L.pitch
+                                                         : L.wu + (r - tokens - rows) * L.pitch);
+        for (int k = 8 * lane; k < dim; k += 256) cp_async16(dst + 2 * k, src + k, 16);
     }
-    __syncthreads();
-    if (warp == 0) {
-        if (lane == 0) {
-            mbar_arrive_expect_tx(bar_a, (int)((uint32_t)(tokens + 2 * rows) * rowbytes));
-            mbar_arrive_expect_tx(bar_b, (int)((uint32_t)rows * rowbytes));
-        }
-        __syncwarp();
-        for (int i = lane; i < tokens; i += 32)
-            bulk_load(base + L.xs + i * L.pitch, x + (size_t)i * dim, rowbytes, bar_a);
-        for (int i = lane; i < rows; i += 32) {
-            bulk_load(base + L.wg + i * L.pitch, wg + (size_t)(h0 + i) * dim, rowbytes, bar_a);
-            bulk_load(base + L.wu + i * L.pitch, wu + (size_t)(h0 + i) * dim, rowbytes, bar_a);
-        }
-        for (int i = lane; i < rows; i += 32)
-            bulk_load(base + L.wdt + i * L.pitch, wdt + (size_t)(h0 + i) * dim, rowbytes, bar_b);
+    cp_async_commit();
+    for (int r = warp; r < rows; r += OK_WARPS) {
+        const T *src = wdt + (size_t)(h0 + r) * dim;
+        const uint32_t dst = base + L.wdt + r * L.pitch;
+        for (int k = 8 * lane; k < dim; k += 256) cp_async16(dst + 2 * k, src + k, 16);
     }
+    cp_async_commit();
     // meanwhile, zeros where no copy lands: x's rows past the tokens, weight rows past hidden,
-    // the columns from dim up to K, the sums of gate and up
+    // the columns from dim up to K (16 bytes a store)
     {
-        const uint32_t kbytes = 2u * 16u * (uint32_t)k16;
-        for (int r = 0; r < OK_ROWS + 2 * slice + spad; r++) {
-            const uint32_t row = r < OK_ROWS ? L.xs + r * L.pitch
-                                 : r < OK_ROWS + 2 * slice ? L.wg + (r - OK_ROWS) * L.pitch
-                                                           : L.wdt + (r - OK_ROWS - 2 * slice) * L.pitch;
-            const int in_rows = r < OK_ROWS ? tokens : r < OK_ROWS + 2 * slice ? rows : rows;
-            const int index = r < OK_ROWS ? r : r < OK_ROWS + slice ? r - OK_ROWS
-                              : r < OK_ROWS + 2 * slice ? r - OK_ROWS - slice : r - OK_ROWS - 2 * slice;
-            const uint32_t from = index < in_rows ? rowbytes : 0u;
-            const uint32_t to = r >= OK_ROWS + 2 * slice ? rowbytes : kbytes; // Wd^T: dim columns
-            for (uint32_t b = from + 4u * (uint32_t)tid; b < to; b += 4u * OK_THREADS)
-                *(uint32_t *)(smem + row + b) = 0u;
+        const uint32_t kbytes = 32u * (uint32_t)k16;
+        for (int r = warp; r < OK_ROWS + 2 * slice + spad; r += OK_WARPS) {
+            uint32_t row, from, to = kbytes;
+            if (r < OK_ROWS) {
+                row = L.xs + r * L.pitch, from = r < tokens ? rowbytes : 0u;
+            } else if (r < OK_ROWS + 2 * slice) {
+                const int i = (r - OK_ROWS) % slice;
+                row = L.wg + (r - OK_ROWS) * L.pitch, from = i < rows ? rowbytes : 0u;
+            } else {
+                const int i = r - OK_ROWS - 2 * slice; // Wd^T: dim columns
+                row = L.wdt + i * L.pitch, from = i < rows ? rowbytes : 0u, to = rowbytes;
+            }
+            for (uint32_t b = from + 16u * (uint32_t)lane; b < to; b += 512u)
+                *(uint4 *)(smem + row + b) = make_uint4(0u, 0u, 0u, 0u);
         }
-        float *acc = (float *)(smem + L.acc);
-        for (int i = tid; i < OK_ROWS * 2 * slice; i += OK_THREADS) acc[i] = 0.0f;
     }
-    __syncthreads();
 
-    // 2. gate and up: warp w takes K's steps w, w + 8, ...; its sums go into acc
-    mbar_wait(bar_a, 0);
+    // 2. gate and up: warp w takes K's steps w, w + 16, ...
+    cp_async_wait<1>(); // this thread's x, Wg and Wu; the barrier: every thread's
+    __syncthreads();
     {
         const int tiles = slice / 8;
         float gate[OK_MAX_SLICE / 8][4] = {}, up[OK_MAX_SLICE / 8][4] = {};
@@ -154,34 +154,45 @@ __device__ __forceinline__ void one_kernel_body(const T *x, const T *wg, const T
                     mma_16816<T>(up[j], a, *(const uint32_t *)ur, *(const uint32_t *)(ur + 16));
                 }
         }
-        float *acc = (float *)(smem + L.acc);
+        // every warp is through Wg and Wu: its sums go over them, its tokens' rows only
+        __syncthreads();
+        float *part = (float *)(smem + L.part) + warp * OK_ROWS * 2 * slice;
 #pragma unroll
         for (int j = 0; j < OK_MAX_SLICE / 8; j++)
             if (j < tiles)
 #pragma unroll
-                for (int r = 0; r < 4; r++) {
-                    const int row = g + (r >= 2 ? 8 : 0), col = 8 * j + 2 * c + (r & 1);
+                for (int h = 0; h < 2; h++) {
+                    const int row = g + 8 * h, col = 8 * j + 2 * c;
                     if (row < tokens) {
-                        atomicAdd(&acc[row * 2 * slice + col], gate[j][r]);
-                        atomicAdd(&acc[row * 2 * slice + slice + col], up[j][r]);
+                        *(float2 *)&part[row * 2 * slice + col] = make_float2(gate[j][2 * h], gate[j][2 * h + 1]);
+                        *(float2 *)&part[row * 2 * slice + slice + col] = make_float2(up[j][2 * h], up[j][2 * h + 1]);
                     }
                 }
     }
     __syncthreads();
-    // m = gelu(gate) * up, rounded as the other rungs round it; zeros past the tokens and hidden
+    // m = gelu(gate) * up, the warps' sums added in warp order (the same sum on every run),
+    // rounded as the other rungs round m; zeros past the tokens and hidden
     {
-        const float *acc = (const float *)(smem + L.acc);
+        const float *part = (const float *)(smem + L.part);
         for (int i = tid; i < OK_ROWS * spad; i += OK_THREADS) {
             const int row = i / spad, col = i % spad;
             float v = 0.0f;
-            if (row < tokens && col < rows) v = gelu_tanh(acc[row * 2 * slice + col]) * acc[row * 2 * slice + slice + col];
+            if (row < tokens && col < rows) {
+                float a = 0.0f, b = 0.0f;
+                for (int w = 0; w < OK_WARPS; w++) {
+                    a += part[(w * OK_ROWS + row) * 2 * slice + col];
+                    b += part[(w * OK_ROWS + row) * 2 * slice + slice + col];
+                }
+                v = gelu_tanh(a) * b;
+            }
             *(T *)(smem + L.ms + row * L.hpitch + 2 * col) = from_float<T>(v);
         }
     }
     __syncthreads();
 
-    // 3. down: warp w takes y's 8-column tiles w, w + 8, ...
-    mbar_wait(bar_b, 0);
+    // 3. down: warp w takes y's 8-column tiles w, w + 16, ...
+    cp_async_wait<0>();
+    __syncthreads();
     {
         const int ksteps = spad / 16;
         uint32_t a[OK_MAX_SLICE / 16][4];

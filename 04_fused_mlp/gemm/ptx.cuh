@@ -2,8 +2,8 @@
 // each wrapped once, with what it does and what it requires.
 //
 //   sm_80   cp.async (16-byte copies into shared memory), ldmatrix, mma.sync m16n8k16
-//   sm_90   mbarrier waits by parity, TMA (cp.async.bulk.tensor) loads and stores, bulk copies
-//           without a tensor map, vector atomic adds in L2, proxy fences,
+//   sm_90   mbarrier waits by parity, TMA (cp.async.bulk.tensor) loads and stores, vector
+//           atomic adds in L2, proxy fences,
 //           clusters (ranks, barriers, other blocks' shared memory and mbarriers, multicast
 //           loads)
 //   sm_90a  wgmma (warpgroup MMA from shared memory); only in code built for sm_90a
@@ -180,14 +180,6 @@ __device__ __forceinline__ void tma_store(const CUtensorMap *map, uint32_t src, 
 {
     asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
                  ::"l"((uint64_t)map), "r"(col), "r"(row), "r"(src)
-                 : "memory");
-}
-// `bytes` contiguous bytes from global memory to shared memory at dst, by the copy engine without
-// a tensor map; completion counted in bytes on bar. dst, src and bytes: multiples of 16.
-__device__ __forceinline__ void bulk_load(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar)
-{
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
-                 ::"r"(dst), "l"((uint64_t)src), "r"(bytes), "r"(bar)
                  : "memory");
 }
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
