@@ -70,8 +70,7 @@ STAGE_DEPS_04_fused_mlp := $(call stage_lib,03_simple_mlp) $(BUILD)/03_simple_ml
 # it dispatches at run time, so the same binary still runs on sm_80.
 $(BUILD)/04_fused_mlp/gemm_geglu.cu.o: NVCCFLAGS += -gencode arch=compute_90a,code=sm_90a
 # Its numbered versions and the instruction wrappers the decode kernels share.
-$(BUILD)/04_fused_mlp/gemm_geglu.cu.o $(BUILD)/04_fused_mlp/decode.cu.o $(BUILD)/04_fused_mlp/one_kernel.cu.o: \
-    $(wildcard 04_fused_mlp/gemm/*.cuh)
+$(BUILD)/04_fused_mlp/gemm_geglu.cu.o $(BUILD)/04_fused_mlp/decode.cu.o: $(wildcard 04_fused_mlp/gemm/*.cuh)
 
 # Each stage: bin/<stage>, and .last_stage remembers it for ./run.
 define stage_rule

@@ -48,9 +48,6 @@ void fused_free(fused_mlp *md)
     CUDA_CHECK(cudaStreamSynchronize(md->mlp.stream));
     if (md->graph) CUDA_CHECK(cudaGraphExecDestroy(md->graph));
     if (md->decode_graph) CUDA_CHECK(cudaGraphExecDestroy(md->decode_graph));
-    if (md->one_kernel_graph) CUDA_CHECK(cudaGraphExecDestroy(md->one_kernel_graph));
-    CUDA_CHECK(cudaFree(md->wdt));
-    CUDA_CHECK(cudaFree(md->one_workspace));
     if (md->lt) {
         lt_plan_free(&md->plan_gate_up);
         CUBLASLT_CHECK(cublasLtDestroy(md->lt));
@@ -156,15 +153,6 @@ int fused_traffic_decode(const fused_mlp *md, run_traffic *t)
     return 2;
 }
 
-/* x, Wg, Wu and Wd in, y out: m stays in shared memory, the partial sums of y in L2 */
-int fused_traffic_one_kernel(const fused_mlp *md, run_traffic *t)
-{
-    const mlp_t *m = &md->mlp;
-    const double M = (double)m->tokens, D = (double)m->dim, H = (double)m->hidden;
-    t[0] = (run_traffic){"one_kernel_mlp", "x, Wg, Wu, Wd in; y out", mlp_elem_bytes(m) * (2 * M * D + 3 * H * D)};
-    return 1;
-}
-
 /* ---- which problems the epilogue and decode rungs take ------------------------------------------ */
 
 int fused_epilogue_accepts(const fused_flags *f, dtype_t t, size_t tokens, char *why, size_t len)
@@ -226,30 +214,4 @@ int fused_decode_runs(char *why, size_t len)
     if (decode_runs_here()) return 1;
     snprintf(why, len, "the decode kernels need an sm_80 or newer GPU");
     return 0;
-}
-
-int fused_one_kernel_accepts(const fused_flags *f, dtype_t t, size_t tokens, char *why, size_t len)
-{
-    return one_kernel_supported(t, tokens ? tokens : 1, (size_t)f->shape.dim, (size_t)f->shape.hidden, why, len);
-}
-
-int fused_one_kernel_runs(char *why, size_t len)
-{
-    if (one_kernel_runs_here()) return 1;
-    snprintf(why, len, "the one-kernel rung needs an sm_90 or newer GPU (clusters, bulk copies)");
-    return 0;
-}
-
-void fused_one_kernel_prepare(fused_mlp *md)
-{
-    mlp_t *m = &md->mlp;
-    if (md->wdt) return;
-    const size_t ws = one_kernel_workspace_bytes(m->dim);
-    gpu_require_fits(mlp_elem_bytes(m) * (double)m->dim * (double)m->hidden + (double)ws, "Wd transposed");
-    CUDA_CHECK(cudaMalloc(&md->wdt, (size_t)mlp_elem_bytes(m) * m->dim * m->hidden));
-    CUDA_CHECK(cudaMalloc(&md->one_workspace, ws));
-    CUDA_CHECK(cudaMemsetAsync(md->one_workspace, 0, ws, m->stream));
-    one_kernel_transpose(m->wd, md->wdt, m->dim, m->hidden, m->stream);
-    md->one_plan = one_kernel_plan_for(m->dtype, m->dim, m->hidden);
-    CUDA_CHECK(cudaStreamSynchronize(m->stream));
 }

@@ -1,6 +1,6 @@
 /* fused_model.h (04_fused_mlp): the model the rungs share, the stage's flags, setup, the check,
  * the napkin math of each rung's HBM traffic, and which problems the epilogue and decode rungs
- * take (and the one-kernel rung's prepare). The forwards themselves are in main.c; the graph rung's choice in graph_choice.c; the
+ * take. The forwards themselves are in main.c; the graph rung's choice in graph_choice.c; the
  * --gemm all table in gemm_table.c.
  */
 #ifndef FUSED_MODEL_H
@@ -8,7 +8,6 @@
 
 #include "../03_simple_mlp/mlp.h"
 #include "../03_simple_mlp/mlp_shape.h"
-#include "one_kernel.h"
 #include "run.h"
 
 /* The flags: 03's shape first, then the two of the ladder's own. */
@@ -35,10 +34,7 @@ typedef struct {
      * made by its rung's first forward) */
     int graph_of;
     char graph_choice[600];
-    cudaGraphExec_t graph, decode_graph, one_kernel_graph;
-    /* one_kernel: Wd transposed ([hidden, dim]), the kernel's workspace (zeroed once), its plan */
-    void *wdt, *one_workspace;
-    one_kernel_plan one_plan;
+    cudaGraphExec_t graph, decode_graph;
 } fused_mlp;
 
 /* --gemm: 0 for auto, -1 for all, else the version; -2 when the text names none of them. */
@@ -66,7 +62,6 @@ int fused_traffic_fused_geglu(const fused_mlp *md, run_traffic *t);
 int fused_traffic_merged(const fused_mlp *md, run_traffic *t);
 int fused_traffic_epilogue(const fused_mlp *md, run_traffic *t);
 int fused_traffic_decode(const fused_mlp *md, run_traffic *t);
-int fused_traffic_one_kernel(const fused_mlp *md, run_traffic *t);
 
 /* The epilogue rung's facts: which problems our GEMM takes (--gemm N's version, or any), whether
  * it runs here, and its prepare: the version it runs with (md->gemm_version, and how it was
@@ -76,10 +71,5 @@ int fused_epilogue_runs(const fused_mlp *md, char *why, size_t len);
 void fused_epilogue_prepare(fused_mlp *md);
 int fused_decode_accepts(const fused_flags *f, dtype_t t, size_t tokens, char *why, size_t len);
 int fused_decode_runs(char *why, size_t len);
-/* The one-kernel rung's: the shapes it takes, the GPU it needs, and its prepare: Wd transposed
- * once (as a model would store it for this kernel), the workspace zeroed once, the plan. */
-int fused_one_kernel_accepts(const fused_flags *f, dtype_t t, size_t tokens, char *why, size_t len);
-int fused_one_kernel_runs(char *why, size_t len);
-void fused_one_kernel_prepare(fused_mlp *md);
 
 #endif

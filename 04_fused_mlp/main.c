@@ -18,8 +18,7 @@
  * checks, then for each rung one run (set up, prepare, time, report, check, trace), then the
  * ladder's comparison. The model, its napkin math and what the epilogue and decode rungs take:
  * fused_model.c; our GEMM with the GeGLU epilogue: gemm_geglu.cu and gemm/; the decode kernels:
- * decode.cu; the one-kernel forward: one_kernel.cu; the graph rung's choice: graph_choice.c;
- * --gemm all: gemm_table.c.
+ * decode.cu; the graph rung's choice: graph_choice.c; --gemm all: gemm_table.c.
  */
 #include <math.h>
 #include <stdio.h>
@@ -29,7 +28,6 @@
 #include "check.h"
 #include "compare.h"
 #include "decode.h"
-#include "one_kernel.h"
 #include "fused_model.h"
 #include "geglu.h"
 #include "gemm_geglu.h"
@@ -181,35 +179,14 @@ static void forward_decode(void *model)
     launch_graph(md, md->decode_graph);
 }
 
-/* one_kernel: the whole forward in one launch (one_kernel.cu). Each block asks for all the
- * weights it reads at its start, computes its slice of m and its share of y, and the blocks add
- * their shares in the kernel: no second kernel to start, no wait between two. In a graph. */
-static void one_kernel_launch(void *model)
-{
-    fused_mlp *md = model;
-    mlp_t *m = &md->mlp;
-    prof_range_push("one_kernel_mlp");
-    launch_one_kernel_mlp(m->dtype, m->x, m->wg, m->wu, md->wdt, m->y, m->tokens, m->dim, m->hidden, md->one_plan,
-                          md->one_workspace, m->stream);
-    LAUNCH_CHECK();
-    prof_range_pop();
-}
-
-static void forward_one_kernel(void *model)
-{
-    fused_mlp *md = model;
-    if (!md->one_kernel_graph) capture(md, one_kernel_launch, &md->one_kernel_graph);
-    launch_graph(md, md->one_kernel_graph);
-}
-
 
 /* graph: a rung above captured once and replayed (--graph-of names it; by default graph_choice.c
  * measures which replays fastest): the CPU issues one launch per forward instead of one per
  * kernel. Decode's forward is a graph already; the graph rung captures its kernels. */
-enum { EAGER, FUSED_GEGLU, MERGED, EPILOGUE, GRAPH, DECODE, ONE_KERNEL, N_RUNGS };
-static const int candidates[] = {EAGER, FUSED_GEGLU, MERGED, EPILOGUE, DECODE, ONE_KERNEL};
-static const run_forward candidate_launches[] = {forward_eager,    forward_fused_geglu, forward_merged,
-                                                 forward_epilogue, decode_kernels,      one_kernel_launch};
+enum { EAGER, FUSED_GEGLU, MERGED, EPILOGUE, GRAPH, DECODE, N_RUNGS };
+static const int candidates[] = {EAGER, FUSED_GEGLU, MERGED, EPILOGUE, DECODE};
+static const run_forward candidate_launches[] = {forward_eager, forward_fused_geglu, forward_merged,
+                                                 forward_epilogue, decode_kernels};
 enum { N_CANDIDATES = sizeof candidates / sizeof candidates[0] };
 
 static void forward_graph(void *model)
@@ -221,8 +198,7 @@ static void forward_graph(void *model)
 
 /* ---- the rungs' names and what they launch -------------------------------------------------- */
 
-static const char *const names[N_RUNGS + 1] = {"eager", "fused_geglu", "merged", "epilogue", "graph", "decode", "one_kernel",
-                                                NULL};
+static const char *const names[N_RUNGS + 1] = {"eager", "fused_geglu", "merged", "epilogue", "graph", "decode", NULL};
 static const char *const helps[N_RUNGS] = {
     [EAGER] = "03_simple_mlp's forward: 3 cuBLAS GEMMs, GELU, multiply (5 kernels)",
     [FUSED_GEGLU] = "gate and up GEMMs, one fused GeGLU kernel, down GEMM (4 kernels; act never exists)",
@@ -230,7 +206,6 @@ static const char *const helps[N_RUNGS] = {
     [EPILOGUE] = "our GEMM with the GeGLU in its epilogue, then the down GEMM (2 kernels; gate and up never exist)",
     [GRAPH] = "the fastest rung above captured once in a CUDA graph and replayed (no launch cost per kernel)",
     [DECODE] = "tensor-core weight-streaming kernels for 1..16 tokens, in a CUDA graph (2 kernels)",
-    [ONE_KERNEL] = "the whole forward in one kernel for 1..16 tokens of a small model, in a CUDA graph (1 kernel)",
 };
 static const char *const launches[N_RUNGS] = {
     [EAGER] = "cublasLtMatmul x 3 (2 plans) -> gate, up and down GEMM kernels; launch_gelu_tanh -> gelu_tanh; "
@@ -244,10 +219,9 @@ static const char *const launches[N_RUNGS] = {
     [GRAPH] = "cudaGraphLaunch -> the kernels of the rung --graph-of names, captured by the first forward",
     [DECODE] = "cudaGraphLaunch -> decode_gate_up, decode_down (a programmatic dependent launch on sm_90; captured "
                "by the first forward)",
-    [ONE_KERNEL] = "cudaGraphLaunch -> one_kernel_mlp (captured by the first forward)",
 };
 static const run_forward forwards[N_RUNGS] = {forward_eager, forward_fused_geglu, forward_merged, forward_epilogue,
-                                              forward_graph, forward_decode,  forward_one_kernel};
+                                              forward_graph, forward_decode};
 
 /* ---- the flags ----------------------------------------------------------------------------- */
 
@@ -259,7 +233,7 @@ static const stage_opt opts[N_OPTS] = {
      "the fastest at this shape, measured once per GPU and shape); all: every version timed against cuBLAS, one "
      "table", FLAG_WORD},
     {"graph-of", offsetof(fused_flags, graph_of), 0, 0, "RUNG | fastest: what the graph rung captures (eager, "
-     "fused_geglu, merged, epilogue, decode, one_kernel; default fastest: each rung's graph timed in alternating rounds)",
+     "fused_geglu, merged, epilogue, decode; default fastest: each rung's graph timed in alternating rounds)",
      FLAG_WORD},
 };
 static const stage_spec spec = {"04_fused_mlp", "the GeGLU MLP of 03_simple_mlp, fused rung by rung: y = (gelu(x Wg^T) "
@@ -302,16 +276,6 @@ static int rung_takes(int v, const fused_flags *f, dtype_t t, size_t tokens, cha
             return 0;
         }
         return fused_decode_accepts(f, t, tokens, why, len);
-    case ONE_KERNEL:
-        if (t == DTYPE_FP32) {
-            snprintf(why, len, "%s: %s takes bf16 or fp16", dtype_name(t), names[v]);
-            return 0;
-        }
-        if (tokens > ONE_KERNEL_MAX_TOKENS) {
-            snprintf(why, len, "%zu tokens: one_kernel takes 1..%d tokens", tokens, ONE_KERNEL_MAX_TOKENS);
-            return 0;
-        }
-        return fused_one_kernel_accepts(f, t, tokens, why, len);
     case GRAPH: {
         const int i = graph_of_flag(f);
         return i < 0 || rung_takes(candidates[i], f, t, tokens, why, len);
@@ -327,7 +291,6 @@ static int rung_runs(int v, const fused_mlp *md, char *why, size_t len)
     switch (v) {
     case EPILOGUE: return fused_epilogue_runs(md, why, len);
     case DECODE: return fused_decode_runs(why, len);
-    case ONE_KERNEL: return fused_one_kernel_runs(why, len);
     case GRAPH: return i < 0 || rung_runs(candidates[i], md, why, len);
     default: return 1;
     }
@@ -340,7 +303,6 @@ static void rung_prepare(int v, fused_mlp *md)
 {
     if (v == MERGED) fused_make_merged_weight(md);
     if (v == EPILOGUE) fused_epilogue_prepare(md);
-    if (v == ONE_KERNEL) fused_one_kernel_prepare(md);
     if (v == GRAPH) prepare_graph(md);
 }
 
@@ -353,8 +315,7 @@ static int rung_traffic(int v, const fused_mlp *md, run_traffic *t)
     case MERGED: return fused_traffic_merged(md, t);
     case EPILOGUE: return fused_traffic_epilogue(md, t);
     case GRAPH: return md->graph_of >= 0 ? rung_traffic(candidates[md->graph_of], md, t) : 0;
-    case DECODE: return fused_traffic_decode(md, t);
-    default: return fused_traffic_one_kernel(md, t);
+    default: return fused_traffic_decode(md, t);
     }
 }
 
@@ -399,8 +360,7 @@ static int check_flags(const common_args *a, const fused_flags *f, int first, in
         return -1;
     }
     if (graph_of_flag(f) == -2) {
-        program_error("--graph-of: '%.40s' is not a rung (eager, fused_geglu, merged, epilogue, decode, one_kernel or "
-                      "fastest)",
+        program_error("--graph-of: '%.40s' is not a rung (eager, fused_geglu, merged, epilogue, decode or fastest)",
                       f->graph_of);
         return -1;
     }

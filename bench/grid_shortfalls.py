@@ -9,9 +9,9 @@ docs/results/h200-2026-12-01/shape_grid/shape_grid.csv. One line per point and t
   gemm       from 128 tokens, our GEMM (the version --gemm auto picks) at least as fast as
              cuBLAS's plain [Wg; Wu] GEMM
   epilogue   from 17 tokens, the epilogue rung no slower than the merged rung
-  stream     up to 16 tokens, the faster weight-streaming rung (decode or one_kernel) at 88% of the
-             floor or better where the weights are 250 MB or more and at 4096 -> 11008 and
-             4096 -> 14336, at 85% from 50 MB; never slower than the graph rung
+  stream     up to 16 tokens, the weight-streaming rung (decode) at 88% of the floor or better
+             where the weights are 250 MB or more and at 4096 -> 11008 and 4096 -> 14336, at 85%
+             from 50 MB; never slower than the graph rung
   small      the article's model (768 -> 3072) from 1 to 512 tokens: the best rung at 60% of the
              floor or better; at its 8 tokens 6.0 us or less
   wide       4096 wide at 128 tokens: the best rung at 85% of the floor or better
@@ -37,7 +37,7 @@ from common import StrictParser, input_problem, shown  # noqa: E402 (the standar
 
 COLUMNS_NEEDED = ("dim", "hidden", "tokens", "floor_us", "eager_us", "fused_geglu_us", "merged_us", "epilogue_us",
                   "graph_us", "decode_us", "cublas_gemm_us", "our_gemm_us", "torch_best_us")
-NOT_GRAPH = ("eager_us", "fused_geglu_us", "merged_us", "epilogue_us", "decode_us", "one_kernel_us")
+NOT_GRAPH = ("eager_us", "fused_geglu_us", "merged_us", "epilogue_us", "decode_us")
 BF16_BYTES = 2
 DEFAULT_CSV = "traces/shape_grid/shape_grid.csv"  # bench/shape_grid.py's --out default, as ./run runs it
 
@@ -79,7 +79,7 @@ def shortfalls(row, spread_of=None):
     """(target, message) for each target this point misses; "not measured" ones too. spread_of:
     the point's round-to-round range per rung column, if known."""
     dim, hidden, tokens = int(row["dim"]), int(row["hidden"]), int(row["tokens"])
-    v = {c: value(row, c) for c in COLUMNS_NEEDED[3:] + ("one_kernel_us",)}
+    v = {c: value(row, c) for c in COLUMNS_NEEDED[3:]}
     spread_of = spread_of or {}
     out = []
     if tokens >= 128:
@@ -96,19 +96,17 @@ def shortfalls(row, spread_of=None):
     if tokens <= 16:
         weights_mb = 3.0 * dim * hidden * BF16_BYTES / 1e6
         d, fl, g = v["decode_us"], v["floor_us"], v["graph_us"]
-        streams = [x for x in (d, v["one_kernel_us"]) if x is not None]
-        if not streams:
+        if d is None:
             out.append(("stream", "not measured"))
         else:
-            s_us, name = min(zip(streams, ("decode", "one_kernel") if d is not None else ("one_kernel",)))
             want = 0.88 if weights_mb >= 250 or (dim, hidden) in ((4096, 11008), (4096, 14336)) else 0.85
-            if weights_mb >= 50 and fl and s_us > fl / want:
-                out.append(("stream", "%s %.1f us is %.0f%% of the floor %.1f us (%.0f%% wanted: %.1f us)%s"
-                            % (name, s_us, 100 * fl / s_us, fl, 100 * want, fl / want,
-                               noise_note(s_us - fl / want, spread_of, name + "_us"))))
-        if streams and g is not None and s_us > g:
-            out.append(("stream", "%s %.2f us slower than the graph rung %.2f us%s"
-                        % (name, s_us, g, noise_note(s_us - g, spread_of, name + "_us", "graph_us"))))
+            if weights_mb >= 50 and fl and d > fl / want:
+                out.append(("stream", "decode %.1f us is %.0f%% of the floor %.1f us (%.0f%% wanted: %.1f us)%s"
+                            % (d, 100 * fl / d, fl, 100 * want, fl / want,
+                               noise_note(d - fl / want, spread_of, "decode_us"))))
+            if g is not None and d > g:
+                out.append(("stream", "decode %.2f us slower than the graph rung %.2f us%s"
+                            % (d, g, noise_note(d - g, spread_of, "decode_us", "graph_us"))))
     plain = [c for c in NOT_GRAPH if v[c] is not None]
     best_column = min(plain, key=lambda c: v[c], default=None)
     if v["graph_us"] is not None and best_column and v["graph_us"] > 1.01 * v[best_column]:

@@ -33,7 +33,7 @@ point after S seconds, so a long grid runs in pieces.
 
 Writes, in --out (default traces/shape_grid):
   shape_grid.csv         one row per point: dim,hidden,tokens,floor_us,eager_us,fused_geglu_us,merged_us,epilogue_us,
-                         graph_us,decode_us,one_kernel_us,cublas_gemm_us,our_gemm_us,our_gemm_version,torch_eager_us,torch_compile_us,
+                         graph_us,decode_us,cublas_gemm_us,our_gemm_us,our_gemm_version,torch_eager_us,torch_compile_us,
                          torch_graph_us,torch_best_us,sm_mhz,watts (us per forward back to back; our_gemm: the version
                          --gemm auto picks; torch_best_us: the fastest PyTorch mode, graph included; sm_mhz and watts:
                          the median over every row of the point, both sides)
@@ -64,11 +64,11 @@ from shapes import token_list  # noqa: E402
 MODELS = ((768, 3072), (4096, 11008), (4096, 14336), (8192, 3584))
 TOKENS = (1, 8, 16, 128, 512, 2048, 8192, 32768)
 COLUMNS = ("dim", "hidden", "tokens", "floor_us", "eager_us", "fused_geglu_us", "merged_us", "epilogue_us",
-           "graph_us", "decode_us", "one_kernel_us", "cublas_gemm_us", "our_gemm_us", "our_gemm_version", "torch_eager_us",
+           "graph_us", "decode_us", "cublas_gemm_us", "our_gemm_us", "our_gemm_version", "torch_eager_us",
            "torch_compile_us", "torch_graph_us", "torch_best_us", "sm_mhz", "watts")
 ROW_COLUMNS = ("dim", "hidden", "tokens", "round", "side", "row", "us", "sm_mhz", "watts")
 GEMM_COLUMNS = ("dim", "hidden", "tokens", "version", "name", "us", "tflops", "pct_cublas", "picked")
-RUNGS = ("eager", "fused_geglu", "merged", "epilogue", "graph", "decode", "one_kernel")
+RUNGS = ("eager", "fused_geglu", "merged", "epilogue", "graph", "decode")
 # "our GEMM: version 6, pingpong (--gemm auto: ...)": the version the epilogue rung ran.
 PICKED = re.compile(r"^our GEMM: version (\d+),", re.M)
 
@@ -446,18 +446,9 @@ def gpu_name(rows_dir):
     return ""
 
 
-# The headers of grids from before the one-kernel rung and before PyTorch's graph mode: read with
-# the columns they lack empty, so that their points are run again for them (PyTorch's unless
-# --no-torch; the one-kernel rung's where it takes the point), and written back with the columns.
-COLUMNS_BEFORE_ONE_KERNEL = tuple(c for c in COLUMNS if c != "one_kernel_us")
-COLUMNS_BEFORE_GRAPH = tuple(c for c in COLUMNS_BEFORE_ONE_KERNEL if c != "torch_graph_us")
-OLDER = (COLUMNS_BEFORE_ONE_KERNEL, COLUMNS_BEFORE_GRAPH)
-
-
-def one_kernel_takes(dim, tokens):
-    """The shapes the one-kernel rung takes (04_fused_mlp/one_kernel.cu): 1..16 tokens, dim a multiple of 8
-    up to 1728."""
-    return tokens <= 16 and dim % 8 == 0 and dim <= 1728
+# The header of a grid from before PyTorch's graph mode: read with torch_graph_us empty, so that its
+# points are run again for PyTorch's columns (unless --no-torch), and written back with the column.
+COLUMNS_BEFORE_GRAPH = tuple(c for c in COLUMNS if c != "torch_graph_us")
 
 
 def main(argv):
@@ -465,7 +456,7 @@ def main(argv):
     if not os.path.isabs(args.out):
         args.out = os.path.join(os.getcwd(), args.out)
     if args.plot_only:
-        grid = read_csv(os.path.join(args.out, "shape_grid.csv"), COLUMNS, OLDER)
+        grid = read_csv(os.path.join(args.out, "shape_grid.csv"), COLUMNS, (COLUMNS_BEFORE_GRAPH,))
         if not grid:
             error("%s has no shape_grid.csv to draw" % args.out)
         try:
@@ -482,7 +473,7 @@ def main(argv):
     # the GPU (a waiver leaves --out as it was).
     paths = {n: os.path.join(args.out, "shape_grid%s.csv" % s) for n, s in (("grid", ""), ("rows", "_rows"),
                                                                              ("gemm", "_gemm"))}
-    grid = {key_of(r): r for r in read_csv(paths["grid"], COLUMNS, OLDER)}
+    grid = {key_of(r): r for r in read_csv(paths["grid"], COLUMNS, (COLUMNS_BEFORE_GRAPH,))}
     rows = read_csv(paths["rows"], ROW_COLUMNS)
     gemm = read_csv(paths["gemm"], GEMM_COLUMNS)
     for name in ("points", "ceilings"):
@@ -492,8 +483,7 @@ def main(argv):
     # a point is run again for PyTorch's columns when they are missing, the graph mode's included
     todo = [(d, h, t) for d, h in args.models for t in args.tokens
             if (d, h, t) not in grid or (not args.no_torch and not (grid[(d, h, t)]["torch_best_us"]
-                                                                  and grid[(d, h, t)]["torch_graph_us"]))
-            or (one_kernel_takes(d, t) and not grid[(d, h, t)]["one_kernel_us"])]
+                                                                  and grid[(d, h, t)]["torch_graph_us"]))]
     if todo:
         probe_gpu(args)
     print("shape grid: %d points asked, %d already in %s, %d to run" % (

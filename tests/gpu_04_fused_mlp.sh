@@ -4,8 +4,7 @@
 # shapes; each checked by the program itself against the CPU reference in double (outputs
 # poisoned with NaN first; exit 1 on a failed check). A rung that cannot take a shape (epilogue:
 # fp32 or dim not a multiple of 8; decode: fp32 or more than 16 tokens; both: a GPU older than
-# sm_80; one_kernel: fp32, more than 16 tokens, dim not a multiple of 8 or above 1728, a GPU older
-# than sm_90; a GEMM version this GPU cannot run) says so in one line: a SKIP where this script said
+# sm_80; a GEMM version this GPU cannot run) says so in one line: a SKIP where this script said
 # in advance that it would (refusal, GPU_CASE_UNAVAILABLE), a FAIL anywhere else, and a case
 # expected to be refused that runs is a FAIL too.
 # Without a usable GPU each case is reported as SKIP with the reason the program gave.
@@ -44,13 +43,6 @@ refusal() {
         elif [ $((batch * seq)) -gt 16 ]; then echo "$((batch * seq)) tokens"
         elif [ -n "$cc" ] && [ "$cc" -lt 80 ]; then echo "sm_80 or newer GPU"
         fi ;;
-    one_kernel)
-        if [ "$dtype" = fp32 ]; then echo "fp32"
-        elif [ $((batch * seq)) -gt 16 ]; then echo "$((batch * seq)) tokens"
-        elif [ $((dim % 8)) -ne 0 ]; then echo "16-byte pieces"
-        elif [ "$dim" -gt 1728 ]; then echo "small models"
-        elif [ -n "$cc" ] && [ "$cc" -lt 90 ]; then echo "sm_90 or newer GPU"
-        fi ;;
     esac
 }
 
@@ -74,8 +66,8 @@ shapes=(
 )
 if quick; then
     # the shapes with tails in every dimension, and the decode shapes, bf16: one run of the whole
-    # ladder each, in which every rung that takes the shape is checked (decode and one_kernel take
-    # at most 16 tokens); test-full also runs each rung alone, at every shape and dtype
+    # ladder each, in which every rung that takes the shape is checked (decode takes at most 16
+    # tokens); test-full also runs each rung alone, at every shape and dtype
     ladder_case() {
         local rungs=$1
         shift
@@ -83,12 +75,12 @@ if quick; then
     }
     ladder_case 5 --batch 1 --seq 17 --dim 72 --hidden 130
     ladder_case 5 --batch 2 --seq 50 --dim 264 --hidden 257
-    ladder_case 7 --batch 1 --seq 8 --dim 768 --hidden 3072
-    ladder_case 7 --batch 1 --seq 16 --dim 64 --hidden 4096
+    ladder_case 6 --batch 1 --seq 8 --dim 768 --hidden 3072
+    ladder_case 6 --batch 1 --seq 16 --dim 64 --hidden 4096
 else
     for dtype in $(test_dtypes); do
         for shape in "${shapes[@]}"; do
-            for variant in eager fused_geglu merged epilogue graph decode one_kernel; do
+            for variant in eager fused_geglu merged epilogue graph decode; do
                 # shellcheck disable=SC2086
                 GPU_CASE_UNAVAILABLE=$(refusal "$variant" "$dtype" $shape) \
                     case_ --variant "$variant" --dtype "$dtype" $shape

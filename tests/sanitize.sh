@@ -62,13 +62,8 @@ one_tool() {  # every case under one tool
     [ -x bin/03_simple_mlp ] && check "$tool" "03 2x65 72->130" bin/03_simple_mlp --batch 2 --seq 65 --dim 72 --hidden 130 "${small[@]}"
     [ -x bin/04_fused_mlp ] && check "$tool" "04 ladder 2x65 72->130" bin/04_fused_mlp --batch 2 --seq 65 --dim 72 --hidden 130 "${small[@]}"
     [ -x bin/04_fused_mlp ] && check "$tool" "04 decode 1x3 72->130" bin/04_fused_mlp --variant decode --batch 1 --seq 3 --dim 72 --hidden 130 "${small[@]}"
-    [ -x bin/04_fused_mlp ] && check "$tool" "04 one_kernel 1x3 72->130" bin/04_fused_mlp --variant one_kernel --batch 1 --seq 3 --dim 72 --hidden 130 "${small[@]}"
     for t in bin/tests/gpu_*; do
         [ "$t" = bin/tests/gpu_04_gemm_geglu ] && continue  # below, one case per version
-        if [ "$t" = bin/tests/gpu_04_one_kernel ]; then  # its shapes below 300 wide
-            [ -x "$t" ] && check "$tool" "gpu_04_one_kernel --small" "$t" --small
-            continue
-        fi
         [ -x "$t" ] && check "$tool" "$(basename "$t")" "$t"
     done
     if [ -x bin/tests/gpu_04_gemm_geglu ]; then  # every version of the GEMM on its tail-heavy small shapes

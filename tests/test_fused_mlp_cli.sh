@@ -30,11 +30,6 @@ expect() {  # expect LABEL NEEDLE ARGS...: exit 1, one stderr line containing NE
 
 expect decode-17-tokens "04_fused_mlp: error: --variant decode is not available here: 17 tokens" --variant decode --batch 1 --seq 17
 expect decode-default-shape "--variant decode is not available here: 8192 tokens" --variant decode
-expect one-kernel-17-tokens "--variant one_kernel is not available here: 17 tokens: one_kernel takes 1..16 tokens" --variant one_kernel --batch 1 --seq 17
-expect one-kernel-fp32 "--variant one_kernel is not available here: fp32: one_kernel takes bf16 or fp16" --variant one_kernel --batch 1 --seq 8 --dtype fp32
-expect one-kernel-wide "--variant one_kernel is not available here: dim 2048: a block holds x" --variant one_kernel --batch 1 --seq 8 --dim 2048
-expect one-kernel-dim-12 "--variant one_kernel is not available here: dim 12, hidden 3072: the one-kernel rung copies rows in 16-byte pieces" --variant one_kernel --batch 1 --seq 8 --dim 12
-expect gemm-one-kernel "--gemm does not apply to --variant one_kernel" --variant one_kernel --batch 1 --seq 8 --gemm 1
 expect epilogue-fp32 "--variant epilogue is not available here: fp32: epilogue takes bf16 or fp16" --variant epilogue --dtype fp32
 expect graph-of-epilogue-fp32 "--variant graph is not available here: fp32" --variant graph --graph-of epilogue --dtype fp32
 expect gemm-unknown "--gemm: '9' is not a version" --variant epilogue --gemm 9

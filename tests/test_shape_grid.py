@@ -23,15 +23,13 @@ import checks  # noqa: E402
 from checks import report  # noqa: E402
 GRID = os.path.join(ROOT, "bench", "shape_grid.py")
 SHORT = os.path.join(ROOT, "bench", "grid_shortfalls.py")
-HEADER = ("dim,hidden,tokens,floor_us,eager_us,fused_geglu_us,merged_us,epilogue_us,graph_us,decode_us,one_kernel_us,"
+HEADER = ("dim,hidden,tokens,floor_us,eager_us,fused_geglu_us,merged_us,epilogue_us,graph_us,decode_us,"
           "cublas_gemm_us,our_gemm_us,our_gemm_version,torch_eager_us,torch_compile_us,torch_graph_us,torch_best_us,"
           "sm_mhz,watts")
-# a grid from before PyTorch's graph mode (and the one-kernel rung)
-OLD_HEADER = HEADER.replace("torch_graph_us,", "").replace("one_kernel_us,", "")
+OLD_HEADER = HEADER.replace("torch_graph_us,", "")  # a grid from before PyTorch's graph mode
 
 # The stand-in: a run's times are tokens / 8 + dim / 768 (+ 2 on its second call for a shape),
-# one rung per row in the ladder's order, decode only up to 16 tokens, one_kernel only up to 16
-# tokens and dim 1728; GEMM version 6 picked.
+# one rung per row in the ladder's order, decode only up to 16 tokens; GEMM version 6 picked.
 FAKE = r'''#!/usr/bin/env python3
 import os, sys, time
 a = dict(zip(sys.argv[1::2], sys.argv[2::2]))
@@ -48,8 +46,6 @@ stem = "%dx1_%dx%d_bf16" % (t, d, h)
 rows = [("eager", 5), ("fused_geglu", 4), ("merged", 3), ("epilogue", 2), ("graph", 1.5)]
 if t <= 16:
     rows.append(("decode", 1))
-if t <= 16 and d <= 1728:
-    rows.append(("one_kernel", 0.8))
 with open(os.path.join(a["--out"], "ladder_%s.csv" % stem), "w") as f:
     f.write("variant,kernels,hbm_mb,fwd_us,step_us,tflops,pct_floor,speedup,floor_us,rel_err,sm_mhz,power_w,forwards\n")
     for name, k in rows:
@@ -126,9 +122,6 @@ def main():
               and float(r["floor_us"]) == 1.5, str(r))
         check("grid_decode_up_to_16_tokens", r is not None and r["decode_us"] == "3.000"
               and rows[("768", "128")]["decode_us"] == "", str(rows.get(("768", "128"))))
-        check("grid_one_kernel_where_it_takes_the_point", r is not None and r["one_kernel_us"] == "2.400"
-              and rows[("768", "128")]["one_kernel_us"] == "" and rows[("4096", "8")]["one_kernel_us"] == "",
-              str(rows.get(("4096", "8"))))
         check("grid_gemm_is_the_picked_version", r is not None and r["our_gemm_version"] == "6"
               and float(r["our_gemm_us"]) == 5.4 and float(r["cublas_gemm_us"]) == 6.0, str(r))
         check("grid_clock_columns", r is not None and float(r["sm_mhz"]) == 1705 and float(r["watts"]) == 500, str(r))
@@ -139,7 +132,7 @@ def main():
         check("grid_gemm_table", len(gemm) == 16 and len(picked) == 4 and all(g["version"] == "6" for g in picked)
               and [g["us"] for g in gemm if g["version"] == "7"] == [""] * 4, str(gemm[:4]))
         long_rows = rows_of(os.path.join(out, "shape_grid_rows.csv"))
-        check("grid_rows_every_round", len(long_rows) == 2 * (7 + 6 + 5 + 5) and {g["round"] for g in long_rows} ==
+        check("grid_rows_every_round", len(long_rows) == 2 * (6 + 5) * 2 and {g["round"] for g in long_rows} ==
               {"1", "2"}, str(len(long_rows)))
         check("grid_keeps_round_logs", os.path.exists(os.path.join(out, "points", "768x3072_8", "round2.log")))
 
@@ -249,21 +242,18 @@ def torch_cases(tmp, base, env, no_torch_out):
         return old
 
     old = drop_graph_column(no_torch_out)
-    p = grid(base + ["--no-torch", "--models", "768x3072", "--tokens", "128", "--out", no_torch_out], env)
+    p = grid(base + ["--no-torch", "--models", "768x3072", "--tokens", "8,128", "--out", no_torch_out], env)
     check("grid_reads_csv_without_graph_column", p.returncode == 0 and "0 to run" in p.stdout,
           p.stdout[-300:] + p.stderr[-300:])
-    # the 8-token point again for the one-kernel rung's column, the 1024-token point new
     p = grid(base + ["--no-torch", "--models", "768x3072", "--tokens", "8,128,1024", "--out", no_torch_out], env)
     path = os.path.join(no_torch_out, "shape_grid.csv")
     with open(path) as f:
         header = f.readline().strip()
     new = {(r["dim"], r["tokens"]): r for r in rows_of(path)}
-    check("grid_writes_back_old_csv_with_the_column", p.returncode == 0 and "2 to run" in p.stdout
+    check("grid_writes_back_old_csv_with_the_column", p.returncode == 0 and "1 to run" in p.stdout
           and header == HEADER and ("768", "1024") in new and len(new) == len(old) + 1
-          and new[("768", "8")]["one_kernel_us"] != ""
           and all(new[(r["dim"], r["tokens"])]["torch_graph_us"] == ""
-                  and new[(r["dim"], r["tokens"])]["epilogue_us"] == r["epilogue_us"] for r in old
-                  if int(r["tokens"]) > 16),
+                  and new[(r["dim"], r["tokens"])]["epilogue_us"] == r["epilogue_us"] for r in old),
           p.stdout[-300:] + p.stderr[-300:] + header)
     drop_graph_column(out)
     p2 = grid(tbase + ["--models", "768x3072", "--tokens", "8,128", "--rounds", "1", "--out", out], tenv)
@@ -314,20 +304,14 @@ def short_cases(tmp):
                                epilogue_us=100, merged_us=90, torch_best_us=200), "85% wanted"),
         ("stream_floor_wide", point(tokens=13, floor_us=64, decode_us=74, graph_us=74, epilogue_us=100, merged_us=90,
                                     torch_best_us=200), "88% wanted"),
-        # the faster of the two streaming rungs counts: decode at 69% of the floor, one_kernel at 89%
-        ("stream_one_kernel_counts", point(dim=1024, hidden=16384, tokens=8, floor_us=24, decode_us=35, graph_us=27,
-                                           one_kernel_us=27, epilogue_us=100, merged_us=90, torch_best_us=200), None),
-        ("stream_one_kernel_short", point(dim=1024, hidden=16384, tokens=8, floor_us=24, decode_us=35, graph_us=30,
-                                          one_kernel_us=30, epilogue_us=100, merged_us=90, torch_best_us=200),
-         "one_kernel 30.0 us is 80% of the floor"),
         ("decode_vs_graph", point(tokens=13, floor_us=64, decode_us=72, graph_us=71, epilogue_us=100,
                                   merged_us=90, torch_best_us=200), "slower than the graph rung"),
         ("small_model_floor", point(dim=768, hidden=3072, tokens=1, floor_us=3, decode_us=6, graph_us=6,
                                     epilogue_us=10, merged_us=9, torch_best_us=70), "60% wanted"),
-        ("small_model_at_60", point(dim=768, hidden=3072, tokens=1, floor_us=3, decode_us=6, graph_us=4.9,
-                                    one_kernel_us=4.9, epilogue_us=10, merged_us=9, torch_best_us=70), None),
-        ("small_article", point(dim=768, hidden=3072, tokens=8, floor_us=3.8, decode_us=7.5, graph_us=6.3,
-                                one_kernel_us=6.3, epilogue_us=10, merged_us=9, torch_best_us=70), "6.0 wanted"),
+        ("small_model_at_60", point(dim=768, hidden=3072, tokens=1, floor_us=3, decode_us=4.9, graph_us=4.9,
+                                    epilogue_us=10, merged_us=9, torch_best_us=70), None),
+        ("small_article", point(dim=768, hidden=3072, tokens=8, floor_us=3.8, decode_us=6.3, graph_us=6.3,
+                                epilogue_us=10, merged_us=9, torch_best_us=70), "6.0 wanted"),
         ("wide_128", point(tokens=128, floor_us=70, graph_us=86, epilogue_us=86, merged_us=90, torch_best_us=200),
          "85% wanted"),
         ("stream_missing", point(tokens=8, decode_us=""), "stream   not measured"),

@@ -2,8 +2,7 @@
 // each wrapped once, with what it does and what it requires.
 //
 //   sm_80   cp.async (16-byte copies into shared memory), ldmatrix, mma.sync m16n8k16
-//   sm_90   mbarrier waits by parity, TMA (cp.async.bulk.tensor) loads and stores, vector
-//           atomic adds in L2, proxy fences,
+//   sm_90   mbarrier waits by parity, TMA (cp.async.bulk.tensor) loads and stores, proxy fences,
 //           clusters (ranks, barriers, other blocks' shared memory and mbarriers, multicast
 //           loads)
 //   sm_90a  wgmma (warpgroup MMA from shared memory); only in code built for sm_90a
@@ -87,14 +86,6 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t r[4], uint32_t addr)
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(addr));
-}
-
-// Two 8 x 8 matrices of 16-bit values, transposed on the way: lanes 0-7 give the addresses of
-// matrix 0's rows (16 bytes each), lanes 8-15 matrix 1's. Stored as K rows of N values, they come
-// out as mma_16816's b0 and b1 for the 8 columns at those addresses.
-__device__ __forceinline__ void ldmatrix_x2_trans(uint32_t &r0, uint32_t &r1, uint32_t addr)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\n" : "=r"(r0), "=r"(r1) : "r"(addr));
 }
 
 // c += a (16 x 16, row-major) * b (16 x 8, given as 8 rows of K: b0 the low 8 of K, b1 the
@@ -252,22 +243,6 @@ __device__ __forceinline__ uint32_t peer_shared(uint32_t addr, uint32_t rank)
 __device__ __forceinline__ void store_peer(uint32_t addr, float v)
 {
     asm volatile("st.shared::cluster.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
-}
-// Four floats from another block's shared memory (an address from peer_shared, 16-byte aligned).
-__device__ __forceinline__ float4 load_peer4(uint32_t addr)
-{
-    float4 v;
-    asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
-                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-                 : "r"(addr)
-                 : "memory");
-    return v;
-}
-// p[0..3] += v, done by L2 (an atomic add of four floats, no value returned; p 16-byte aligned).
-__device__ __forceinline__ void red_add4(float *p, float4 v)
-{
-    asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
-                 : "memory");
 }
 // One arrival on another block's mbarrier (an address from peer_shared). It orders nothing but
 // this thread's own earlier work (as mbar_arrive does): enough to hand back a stage whose
