@@ -65,7 +65,7 @@ set label L("(one 128 x 128 tile)", "(128 x 128 타일 하나)")   at 14, Y(4) +
 # the producer: the ring's 6 stages filled at once, then one load per released stage; load of
 # ring position p (stage p % 6) goes out when the step 5 before it has released its stage
 eval rect(X(-1.4), Y(0), X(-0.1), Y(0) + lh, "#c5b0d5")
-set label sprintf("0-%d", STAGES - 1) at X(-0.75), Y(0) + lh / 2 center font ",8"
+set label L(sprintf("0-%d", STAGES - 1), sprintf("0~%d", STAGES - 1)) at X(-0.75), Y(0) + lh / 2 center font ",8"
 do for [p = STAGES:TILES * ktiles - 1] {
     t = p - STAGES + 1
     eval rect(X(t), Y(0) + 4, X(t + LAT), Y(0) + lh - 4, (p / ktiles) % 2 ? c1l : c0l)
@@ -108,7 +108,7 @@ do for [j = 0:TILES / 2 - 1] {
 }
 set label L("both in the epilogue: no wgmma", "둘 다 에필로그 중: wgmma 없음") at X(2 * ktiles + EPI / 2), Y(4) - 10 center font ",8" textcolor rgb "#d62728"
 
-set label L("each load: the stage it fills (0-5), coloured by the consumer that reads it", "각 로드: 채우는 단계 (0-5), 색은 그 단계를 읽는 소비자") at X(0), Y(0) + lh + 8 left font ",8"
+set label L("each load: the stage it fills (0-5), coloured by the consumer that reads it", "각 로드: 채우는 단계 (0~5), 색은 그 단계를 읽는 소비자") at X(0), Y(0) + lh + 8 left font ",8"
 # the time axis
 set arrow from X(0), Y(4) - 26 to X(T5 + 0.5), Y(4) - 26 head filled size 6,25 lc rgb "#404040" lw 1
 set label L("time (schematic: one unit = one step of K's wgmma; an epilogue drawn as 4 steps)", "시간 (개념도: 한 칸 = K 한 스텝의 wgmma; 에필로그는 4스텝으로 그림)") at X(0), Y(4) - 40 left font ",9"

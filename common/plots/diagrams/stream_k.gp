@@ -82,7 +82,7 @@ set label T(sprintf("tile-times (one tile: %d steps of K)", ktiles), sprintf("�
 top = 535.
 do for [w = 0:waves6 - 1] {
     eval rect(TX(w), SY(top, grid6), TX(w + 1), top, w % 2 ? wave2 : wave1)
-    eval sprintf(T("set label 'tiles %d-%d' at", "set label '타일 %d-%d' at") . " %g,%g center font ',8' rotate by 90 front", w * grid6, (w + 1) * grid6 - 1, TX(w + 0.5), (top + SY(top, grid6)) / 2)
+    eval sprintf(T("set label 'tiles %d-%d' at", "set label '타일 %d~%d' at") . " %g,%g center font ',8' rotate by 90 front", w * grid6, (w + 1) * grid6 - 1, TX(w + 0.5), (top + SY(top, grid6)) / 2)
 }
 if (rest6 > 0) {
     eval rect(TX(waves6), SY(top, rest6), TX(waves6 + 1), top, lastw)
@@ -101,7 +101,7 @@ eval sprintf(T("set label 'done: %d' at", "set label '끝: %d' at") . " %g,%g le
 top = 315.
 do for [w = 0:dpw - 1] {
     eval rect(TX(w), SY(top, grid), TX(w + 1), top, w % 2 ? wave2 : wave1)
-    eval sprintf(T("set label 'tiles %d-%d' at", "set label '타일 %d-%d' at") . " %g,%g center font ',8' rotate by 90 front", w * grid, (w + 1) * grid - 1, TX(w + 0.5), top - ph / 2)
+    eval sprintf(T("set label 'tiles %d-%d' at", "set label '타일 %d~%d' at") . " %g,%g center font ',8' rotate by 90 front", w * grid, (w + 1) * grid - 1, TX(w + 0.5), top - ph / 2)
 }
 do for [b = 0:grid - 1] {
     lo = range_start(b); hi = range_start(b + 1); it = lo
@@ -138,10 +138,10 @@ do for [b = 0:NZ - 1] {
         t = it / ktiles; k0 = it - t * ktiles; k1 = min(ktiles, k0 + hi - it)
         eval rect(ZX(it), ZY(b) - zr, ZX(it + k1 - k0), ZY(b), k0 > 0 ? part : owner)
         if ((k1 - k0) * zs > 46) {
-            eval sprintf("set label 'k %d-%d' at %g,%g center font ',8' front", k0, k1 - 1, ZX(it + (k1 - k0) / 2.), ZY(b) - zr / 2)
+            eval sprintf(T("set label 'k %d-%d' at", "set label 'k %d~%d' at") . " %g,%g center font ',8' front", k0, k1 - 1, ZX(it + (k1 - k0) / 2.), ZY(b) - zr / 2)
         } else {
             # below a later piece (its arrow leaves from its top), above an owner (its arrows come from below)
-            eval sprintf("set label 'k %d-%d' at %g,%g center font ',7' front", k0, k1 - 1, ZX(it + (k1 - k0) / 2.), k0 > 0 ? ZY(b) - zr - 8 : ZY(b) + 8)
+            eval sprintf(T("set label 'k %d-%d' at", "set label 'k %d~%d' at") . " %g,%g center font ',7' front", k0, k1 - 1, ZX(it + (k1 - k0) / 2.), k0 > 0 ? ZY(b) - zr - 8 : ZY(b) + 8)
         }
         if (k0 > 0) {   # its sums go to the tile's owner: the block whose range holds the tile's first step
             ob = b - 1

@@ -93,7 +93,7 @@ set label T(sprintf("one step kt of K:\nx box %d x %d,\nWg and Wu boxes\n%d x %d
 set label T(sprintf("[M, 2 hidden] = [%d, 2 x %d]: %d x %d tiles of %d x %d in each half; K = dim = %d", tokens, hidden, tiles_m, tiles_n, BM, BN, dim), \
     sprintf("[M, 2 hidden] = [%d, 2 x %d]: 절반마다 %d x %d 타일이 %d x %d개; K = dim = %d", tokens, hidden, BM, BN, tiles_m, tiles_n, dim)) at xx, 52 left
 set label T("versions 2-5: a 128 x 128 tile; warpgroup 1 rows 0-63, warpgroup 2 rows 64-127, one wgmma m64n256k16 each", \
-    "버전 2-5: 128 x 128 타일; 워프그룹 1은 0-63행, 워프그룹 2는 64-127행을 맡고 각자 wgmma m64n256k16 하나") at xx, 28 left font ",9" textcolor rgb "#555555"
+    "버전 2~5: 128 x 128 타일; 워프그룹 1은 0~63행, 워프그룹 2는 64~127행을 맡고 각자 wgmma m64n256k16 하나") at xx, 28 left font ",9" textcolor rgb "#555555"
 
 # ---- right: one consumer warpgroup's accumulators for that tile ----
 rx = 590; rw = 115; rh = 62; ry = 300
@@ -103,10 +103,10 @@ eval rect(rx, ry, rx + rw, ry + rh, gate)
 eval rect(rx + rw, ry, rx + 2 * rw, ry + rh, up)
 set label T("gate: 64 columns", "gate: 64열") at rx + rw / 2, ry + 2 * rh + 10 center font ",9"
 set label T("up: 64 columns", "up: 64열") at rx + 1.5 * rw, ry + 2 * rh + 10 center font ",9"
-set label T("rows 0-63: d[0]\nregs 0-31", "0-63행: d[0]\n레지스터 0-31") at rx + rw / 2, ry + 1.5 * rh center font ",9"
-set label T("rows 0-63: d[0]\nregs 32-63", "0-63행: d[0]\n레지스터 32-63") at rx + 1.5 * rw, ry + 1.5 * rh center font ",9"
-set label T("rows 64-127: d[1]\nregs 0-31", "64-127행: d[1]\n레지스터 0-31") at rx + rw / 2, ry + 0.5 * rh center font ",9"
-set label T("rows 64-127: d[1]\nregs 32-63", "64-127행: d[1]\n레지스터 32-63") at rx + 1.5 * rw, ry + 0.5 * rh center font ",9"
+set label T("rows 0-63: d[0]\nregs 0-31", "0~63행: d[0]\n레지스터 0~31") at rx + rw / 2, ry + 1.5 * rh center font ",9"
+set label T("rows 0-63: d[0]\nregs 32-63", "0~63행: d[0]\n레지스터 32~63") at rx + 1.5 * rw, ry + 1.5 * rh center font ",9"
+set label T("rows 64-127: d[1]\nregs 0-31", "64~127행: d[1]\n레지스터 0~31") at rx + rw / 2, ry + 0.5 * rh center font ",9"
+set label T("rows 64-127: d[1]\nregs 32-63", "64~127행: d[1]\n레지스터 32~63") at rx + 1.5 * rw, ry + 0.5 * rh center font ",9"
 set label T("one consumer warpgroup (128 threads)", "소비자 워프그룹 하나(스레드 128개)가") at rx - 10, H - 46 left font ",9"
 set label T("owns the tile: d[2][64] fp32 a thread", "타일을 맡음: 스레드마다 fp32 d[2][64]") at rx - 10, H - 60 left font ",9"
 set label T("each d[h]: one wgmma m64n128k16 per 16 of K", "d[h]마다 K 16에 wgmma m64n128k16 하나") at rx - 10, ry - 12 left font ",9"
@@ -116,8 +116,8 @@ set arrow from ux + (pick_c + 1) * tw + 4, ty + th / 2 to rx - 6, ry + rh lc rgb
 mw = 150; mx = rx + rw - mw / 2; my = 150; mh = 48
 eval rect(mx, my + mh, mx + mw, my + 2 * mh, mcol)
 eval rect(mx, my, mx + mw, my + mh, mcol)
-set label T("rows 0-63: box 64 x 64", "0-63행: 64 x 64 박스") at mx + mw / 2, my + 1.5 * mh center font ",9"
-set label T("rows 64-127: box 64 x 64", "64-127행: 64 x 64 박스") at mx + mw / 2, my + 0.5 * mh center font ",9"
+set label T("rows 0-63: box 64 x 64", "0~63행: 64 x 64 박스") at mx + mw / 2, my + 1.5 * mh center font ",9"
+set label T("rows 64-127: box 64 x 64", "64~127행: 64 x 64 박스") at mx + mw / 2, my + 0.5 * mh center font ",9"
 set arrow from rx + rw, ry - 22 to rx + rw, my + 2 * mh + 3 lc rgb "#404040" lw 1.5 filled
 set label "gelu(d[h][i]) * d[h][i + 32]" at rx + rw + 8, ry - 36 left font ",9"
 set label T("only m is written (TMA stores):", "m만 씀(TMA 저장):") at rx - 10, my - 12 left font ",9"

@@ -87,8 +87,8 @@ set label T("(a new pass)", "(새 바퀴)") at xe + 36, wy - 20 left font ",9"
 cy = 190; ch = 42
 eval rect(x0, cy, x0 + 2 * sw + gap / 2 - 4, cy + ch, cons)
 eval rect(x0 + 2 * sw + 1.5 * gap + 4, cy, xe, cy + ch, cons)
-set label T("consumer: warpgroup 1, rows 0-63", "소비자: 워프그룹 1, 0-63행") at x0 + sw, cy + ch / 2 center
-set label T("consumer: warpgroup 2, rows 64-127", "소비자: 워프그룹 2, 64-127행") at xe - sw - gap / 4, cy + ch / 2 center
+set label T("consumer: warpgroup 1, rows 0-63", "소비자: 워프그룹 1, 0~63행") at x0 + sw, cy + ch / 2 center
+set label T("consumer: warpgroup 2, rows 64-127", "소비자: 워프그룹 2, 64~127행") at xe - sw - gap / 4, cy + ch / 2 center
 eval arr(x0 + sw / 2, ry - 38, x0 + sw / 2, cy + ch + 2, "#17becf")
 eval arr(xe - sw / 2, ry - 38, xe - sw / 2, cy + ch + 2, "#17becf")
 set label T("wgmma reads s", "wgmma가 s를 읽음") at x0 + sw / 2 - 6, ry - 52 right font ",9" textcolor rgb "#17a2b8"
