@@ -10,6 +10,8 @@
 # (lines 10-13, 166). Versions 2-5 for contrast: a 128 x 128 tile, warpgroup 1 rows 0-63 and
 # warpgroup 2 rows 64-127, one wgmma m64n256k16 each (2_wgmma.cuh, lines 10-14).
 # The numbers of tiles and of K steps come from the shape CSV (tokens,dim,hidden,sms).
+# The labels are English, or Korean when the PNG's name ends in _ko.png (bench/diagrams.sh draws
+# both); the code's names (gate, up, x, Wg^T, kt, d[h], wgmma) stay as the code writes them.
 # usage: gnuplot -e "csv='common/plots/diagrams/article.csv'; png='tile.png'; title='...'" tile.gp
 set datafile separator ","
 stats csv using 1 skip 1 nooutput
@@ -23,6 +25,10 @@ BM = 128; BN = 64; BK = 64
 tiles_m = (tokens + BM - 1) / BM
 tiles_n = (hidden + BN - 1) / BN
 ktiles = (dim + BK - 1) / BK
+
+# the language of the labels: ko when the PNG's name ends in _ko.png, else en (as gpu.gp)
+lang = (strlen(png) > 7 && png[strlen(png) - 6:] eq "_ko.png") ? "ko" : "en"
+T(en, ko) = (lang eq "ko") ? ko : en
 
 set terminal pngcairo size 900,520 font "sans,10" noenhanced
 set output png
@@ -62,7 +68,7 @@ sw = xw / ktiles
 do for [k = 1:ktiles - 1] { eval line(xx + k * sw, ty, xx + k * sw, ty + th, "#808080") }
 eval rect(xx + 3 * sw, ty, xx + 4 * sw, ty + th, slice)
 set label "x [M, dim]" at xx + xw / 2, oy - 13 center
-set label sprintf("K: %d slices of %d", ktiles, BK) at xx + xw / 2, oy + nr * th + 10 center font ",9"
+set label T(sprintf("K: %d slices of %d", ktiles, BK), sprintf("K: %d씩 조각 %d개", BK, ktiles)) at xx + xw / 2, oy + nr * th + 10 center font ",9"
 set label "kt" at xx + 3.5 * sw, ty - 8 center font ",8"
 
 # [Wg; Wu]^T [dim, 2 hidden]: the gate tile's 64 columns of Wg^T and the up tile's of Wu^T
@@ -80,11 +86,14 @@ set label "Wu^T [dim, hidden]" at ux + nc * tw / 2, wy + wh + 12 center
 set label "kt" at gx + pick_c * tw - 3, wy + wh - 3.5 * sh right font ",8"
 
 # one step of K: the three boxes of one stage of the ring
-set label sprintf("one step kt of K:\nx box %d x %d,\nWg and Wu boxes\n%d x %d each:\none 32 KB stage\nof the ring", BM, BK, BN, BK) at xx, wy + wh - 6 left font ",9"
+set label T(sprintf("one step kt of K:\nx box %d x %d,\nWg and Wu boxes\n%d x %d each:\none 32 KB stage\nof the ring", BM, BK, BN, BK), \
+    sprintf("K 스텝 kt 하나:\nx 박스 %d x %d,\nWg, Wu 박스\n각각 %d x %d:\n링의 32 KB\n단계 하나", BM, BK, BN, BK)) at xx, wy + wh - 6 left font ",9"
 
 # the counts, under the picture
-set label sprintf("[M, 2 hidden] = [%d, 2 x %d]: %d x %d tiles of %d x %d in each half; K = dim = %d", tokens, hidden, tiles_m, tiles_n, BM, BN, dim) at xx, 52 left
-set label "versions 2-5: a 128 x 128 tile; warpgroup 1 rows 0-63, warpgroup 2 rows 64-127, one wgmma m64n256k16 each" at xx, 28 left font ",9" textcolor rgb "#555555"
+set label T(sprintf("[M, 2 hidden] = [%d, 2 x %d]: %d x %d tiles of %d x %d in each half; K = dim = %d", tokens, hidden, tiles_m, tiles_n, BM, BN, dim), \
+    sprintf("[M, 2 hidden] = [%d, 2 x %d]: 절반마다 %d x %d 타일이 %d x %d개; K = dim = %d", tokens, hidden, BM, BN, tiles_m, tiles_n, dim)) at xx, 52 left
+set label T("versions 2-5: a 128 x 128 tile; warpgroup 1 rows 0-63, warpgroup 2 rows 64-127, one wgmma m64n256k16 each", \
+    "버전 2~5: 128 x 128 타일; 워프그룹 1은 0~63행, 워프그룹 2는 64~127행을 맡고 각자 wgmma m64n256k16 하나") at xx, 28 left font ",9" textcolor rgb "#555555"
 
 # ---- right: one consumer warpgroup's accumulators for that tile ----
 rx = 590; rw = 115; rh = 62; ry = 300
@@ -92,27 +101,27 @@ eval rect(rx, ry + rh, rx + rw, ry + 2 * rh, gate)
 eval rect(rx + rw, ry + rh, rx + 2 * rw, ry + 2 * rh, up)
 eval rect(rx, ry, rx + rw, ry + rh, gate)
 eval rect(rx + rw, ry, rx + 2 * rw, ry + rh, up)
-set label "gate: 64 columns" at rx + rw / 2, ry + 2 * rh + 10 center font ",9"
-set label "up: 64 columns" at rx + 1.5 * rw, ry + 2 * rh + 10 center font ",9"
-set label "rows 0-63: d[0]\nregs 0-31" at rx + rw / 2, ry + 1.5 * rh center font ",9"
-set label "rows 0-63: d[0]\nregs 32-63" at rx + 1.5 * rw, ry + 1.5 * rh center font ",9"
-set label "rows 64-127: d[1]\nregs 0-31" at rx + rw / 2, ry + 0.5 * rh center font ",9"
-set label "rows 64-127: d[1]\nregs 32-63" at rx + 1.5 * rw, ry + 0.5 * rh center font ",9"
-set label "one consumer warpgroup (128 threads)" at rx - 10, H - 46 left font ",9"
-set label "owns the tile: d[2][64] fp32 a thread" at rx - 10, H - 60 left font ",9"
-set label "each d[h]: one wgmma m64n128k16 per 16 of K" at rx - 10, ry - 12 left font ",9"
+set label T("gate: 64 columns", "gate: 64열") at rx + rw / 2, ry + 2 * rh + 10 center font ",9"
+set label T("up: 64 columns", "up: 64열") at rx + 1.5 * rw, ry + 2 * rh + 10 center font ",9"
+set label T("rows 0-63: d[0]\nregs 0-31", "0~63행: d[0]\n레지스터 0~31") at rx + rw / 2, ry + 1.5 * rh center font ",9"
+set label T("rows 0-63: d[0]\nregs 32-63", "0~63행: d[0]\n레지스터 32~63") at rx + 1.5 * rw, ry + 1.5 * rh center font ",9"
+set label T("rows 64-127: d[1]\nregs 0-31", "64~127행: d[1]\n레지스터 0~31") at rx + rw / 2, ry + 0.5 * rh center font ",9"
+set label T("rows 64-127: d[1]\nregs 32-63", "64~127행: d[1]\n레지스터 32~63") at rx + 1.5 * rw, ry + 0.5 * rh center font ",9"
+set label T("one consumer warpgroup (128 threads)", "소비자 워프그룹 하나(스레드 128개)가") at rx - 10, H - 46 left font ",9"
+set label T("owns the tile: d[2][64] fp32 a thread", "타일을 맡음: 스레드마다 fp32 d[2][64]") at rx - 10, H - 60 left font ",9"
+set label T("each d[h]: one wgmma m64n128k16 per 16 of K", "d[h]마다 K 16에 wgmma m64n128k16 하나") at rx - 10, ry - 12 left font ",9"
 set arrow from ux + (pick_c + 1) * tw + 4, ty + th / 2 to rx - 6, ry + rh lc rgb "#404040" lw 1.5 filled
 
 # the epilogue: gelu(g) * u, register i with register i + 32, into two 64 x 64 boxes of m
 mw = 150; mx = rx + rw - mw / 2; my = 150; mh = 48
 eval rect(mx, my + mh, mx + mw, my + 2 * mh, mcol)
 eval rect(mx, my, mx + mw, my + mh, mcol)
-set label "rows 0-63: box 64 x 64" at mx + mw / 2, my + 1.5 * mh center font ",9"
-set label "rows 64-127: box 64 x 64" at mx + mw / 2, my + 0.5 * mh center font ",9"
+set label T("rows 0-63: box 64 x 64", "0~63행: 64 x 64 박스") at mx + mw / 2, my + 1.5 * mh center font ",9"
+set label T("rows 64-127: box 64 x 64", "64~127행: 64 x 64 박스") at mx + mw / 2, my + 0.5 * mh center font ",9"
 set arrow from rx + rw, ry - 22 to rx + rw, my + 2 * mh + 3 lc rgb "#404040" lw 1.5 filled
 set label "gelu(d[h][i]) * d[h][i + 32]" at rx + rw + 8, ry - 36 left font ",9"
-set label "only m is written (TMA stores):" at rx - 10, my - 12 left font ",9"
-set label "gate and up never leave the registers" at rx - 10, my - 26 left font ",9"
-set label "tile j of a block -> consumer j % 2" at rx - 10, my - 46 left font ",9"
-set label "(warpgroups 1, 2; warpgroup 0 loads)" at rx - 10, my - 60 left font ",9"
+set label T("only m is written (TMA stores):", "m만 씀(TMA 저장):") at rx - 10, my - 12 left font ",9"
+set label T("gate and up never leave the registers", "gate와 up은 레지스터를 떠나지 않음") at rx - 10, my - 26 left font ",9"
+set label T("tile j of a block -> consumer j % 2", "블록의 타일 j -> 소비자 j % 2") at rx - 10, my - 46 left font ",9"
+set label T("(warpgroups 1, 2; warpgroup 0 loads)", "(워프그룹 1, 2; 로드는 워프그룹 0)") at rx - 10, my - 60 left font ",9"
 plot NaN notitle
