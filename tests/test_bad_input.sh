@@ -31,7 +31,7 @@ repo=$PWD
 # ./run's cases build under make: a make running this suite must not lend them its jobserver
 unset MAKEFLAGS MFLAGS MAKELEVEL
 # the scripts' settings come from the environment: each case gives its own
-unset RUN_ONLY LIMIT TESTS_LIMIT SANITIZE_LIMIT GRID_BUDGET GRID_DIR TRACE_DIR OUT NSYS_BUDGET_S \
+unset RUN_ONLY LIMIT TESTS_LIMIT SANITIZE_LIMIT GRID_BUDGET GRID_DIR TRACE_DIR IMG_DIR OUT NSYS_BUDGET_S \
     FIXTURES_BUDGET_S NSYS_HOST_PREFIX NSYS QDSTRM_IMPORTER
 root=$(mktemp -d) || exit 1
 trap 'rm -rf "$root"' EXIT
@@ -642,6 +642,8 @@ cmd "figures: error: " "TRACE_DIR: ../fifo is not a directory" "$fg" ../results 
 cmd "figures: error: " "unexpected argument 'x'" "$fg" ../results ../results ../results x
 cmd "figures: error: " "GRID_DIR: ../dangling is a symbolic link to nothing" env GRID_DIR=../dangling "$fg" ../results
 cmd "figures: error: " "TRACE_DIR: ../file is not a directory" env TRACE_DIR=../file "$fg" ../results
+cmd "figures: error: " "IMG_DIR: ../file is not a directory" env IMG_DIR=../file "$fg" ../results
+cmd "figures: error: " "IMG_DIR: cannot create output directory /proc/x" env IMG_DIR=/proc/x "$fg" ../results
 setup='mkfifo results/env2 && mv results/env.txt dir/ && mv results/env2 results/env.txt'
 cmd "figures: error: " "env.txt is not a regular file" "$fg" ../results
 

@@ -22,8 +22,10 @@ cuda_driver); "GPU kernels" (kernel, gpu_memcpy, gpu_memset); the forward's GPU 
 ("GPU: mlp_fwd (gpu_user_annotation)"). An arrow joins each launch to its GPU work (the ac2g
 flows). Long kernel names are shortened to what they are ("cuBLAS GEMM nvjet 256x128"), with the
 full names in a key under the plot; a slice too narrow for its label has it beside the lane.
-Times are microseconds from the start of the window. Needs only Python and gnuplot: for a reader
-without a browser at hand, or a figure in the docs.
+Times are microseconds from the start of the window. The words (lane names, the time axis) are
+Korean when OUT.png's name ends in _ko.png (the Korean pages' figures); categories, op and kernel
+names stay as the trace has them. Needs only Python and gnuplot: for a reader without a browser at
+hand, or a figure in the docs.
 """
 import json
 import os
@@ -32,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import unicodedata
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "compare"))
 from common import StrictParser, input_problem, out_file_problem, shown  # noqa: E402 (the standard library only)
@@ -59,6 +62,18 @@ MAX_LINES = {"range": 3, "api": 2, "gpu": 3, "mirror": 1}
 # colour index: user_annotation, cpu_op, CUDA API, kernel, memcpy/memset, GPU mirror
 COLOUR = {"user_annotation": 1, "cpu_op": 2, "api": 3, "kernel": 4, "gpu_memcpy": 5, "gpu_memset": 5,
           MIRROR_CAT: 6}
+# the language of the words: "ko" when the PNG's name ends in _ko.png (main sets it)
+LANG = "en"
+
+
+def T(en, ko):
+    """The words in the figure's language."""
+    return ko if LANG == "ko" else en
+
+
+def text_width(text):
+    """The width of text in Latin letters: a Hangul syllable (East Asian wide) is about two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 def fail(msg):
@@ -74,7 +89,7 @@ def step_bounds(spans, path, step):
     steps = [e for e in spans if e["name"] == step]
     if not steps:
         fail(f"no range named {step!r} in {path}")
-    return steps[0]["ts"], end(steps[0]), f"the start of {step}"
+    return steps[0]["ts"], end(steps[0]), T(f"the start of {step}", f"{step} 시작")
 
 
 def kernel_bounds(spans, path, first, count):
@@ -97,7 +112,7 @@ def kernel_bounds(spans, path, first, count):
 
     last = first + count - 1
     return (outermost(kernels[first])["ts"], end(outermost(kernels[last])),
-            f"the first CPU op of kernels {first} to {last}")
+            T(f"the first CPU op of kernels {first} to {last}", f"커널 {first}~{last}의 첫 CPU 연산 시작"))
 
 
 def load_window(path, window):
@@ -155,18 +170,21 @@ def range_lane_names(ranges, depth):
         kinds = sorted({re.sub(r"#\d+$", "", e["name"]) for e in by_depth[d]})
         if cats == ["cpu_op"]:
             op_level += 1
-            names[d] = "ops (cpu_op)" + (f", level {op_level}" if op_level > 1 else "")
+            level = T(f", level {op_level}", f", {op_level}층") if op_level > 1 else ""
+            names[d] = T("ops", "연산") + " (cpu_op)" + level
         elif len(kinds) == 1 and len(kinds[0]) <= 24:
             names[d] = f"{kinds[0]} ({', '.join(cats)})"
         else:
-            names[d] = f"ranges ({', '.join(cats)})"
+            names[d] = T("ranges", "범위") + f" ({', '.join(cats)})"
     return names
 
 
 def gpu_lane_name(gpu):
     cats = {e.get("cat") for e in gpu}
-    parts = [w for c, w in (("gpu_memcpy", "memcpy"), ("gpu_memset", "memsets")) if c in cats]
-    return "GPU kernels" + "".join(", " + w for w in parts) if "kernel" in cats else "GPU " + ", ".join(parts)
+    parts = [w for c, w in (("gpu_memcpy", "memcpy"), ("gpu_memset", T("memsets", "memset"))) if c in cats]
+    if "kernel" not in cats:
+        return "GPU " + ", ".join(parts)
+    return T("GPU kernels", "GPU 커널") + "".join(", " + w for w in parts)
 
 
 def short_names(name):
@@ -251,7 +269,7 @@ def panel(path, window, title):
         gpu_lane = len(lanes) - 1
     if mirrors:
         kinds = sorted({short_name(e["name"]) for e in mirrors})
-        lanes.append({"name": f"GPU: {kinds[0] if len(kinds) == 1 else 'ranges'} ({MIRROR_CAT})",
+        lanes.append({"name": f"GPU: {kinds[0] if len(kinds) == 1 else T('ranges', '범위')} ({MIRROR_CAT})",
                       "kind": "mirror", "side": "below",
                       "slices": [(e["ts"] - t0, end(e) - t0, e["name"], COLOUR[MIRROR_CAT]) for e in mirrors]})
     corr_start = {e["args"]["correlation"]: e["ts"] - t0 for e in cpu
@@ -318,7 +336,7 @@ def place_notes(notes, px_per_us, x_max):
     Returns [(line, start, end, text x, text)] and the number of lines."""
     placed, line_end = [], []
     for s, t, text in sorted(notes):
-        width = (len(text) * NOTE_CHAR_PX * 1.1 + 8) / px_per_us
+        width = (text_width(text) * NOTE_CHAR_PX * 1.1 + 8) / px_per_us
         x = max(0.0, min((s + t - width) / 2, x_max - width))
         lo, hi = min(s, x), max(t, x + width)
         line = next((i for i, e in enumerate(line_end) if e <= lo), len(line_end))
@@ -383,6 +401,8 @@ def main():
 
     ap.checks.append(check)
     a = ap.parse_args()
+    global LANG
+    LANG = "ko" if a.png.endswith("_ko.png") else "en"
     panels = [panel(a.trace, a.window, a.title)]
     panels[0]["labels"] = [(float(s), float(t), text) for s, t, text in a.label]
     if a.also:
@@ -395,7 +415,7 @@ def main():
     x_max = span * 1.02
     # one left margin for every panel, wide enough for the longest lane name (9-point font):
     # the panels share their time axis pixel for pixel
-    left = 24 + 6.6 * max(len(lane["name"]) for p in panels for lane in p["lanes"])
+    left = 24 + 6.6 * max(text_width(lane["name"]) for p in panels for lane in p["lanes"])
     px_per_us = (WIDTH - left - RIGHT) / x_max
     for p in panels:
         layout(p, px_per_us, x_max, left)
@@ -430,13 +450,14 @@ set multiplot
             for i, (p, h) in enumerate(zip(panels, heights)):
                 data = os.path.join(tmp, f"boxes{i}.dat")
                 plot_top = top + TITLE_PX
+                axis = T("microseconds from " + p["origin"], p["origin"] + "부터 지난 시간 (µs)")
                 f.write(f"""unset arrow
 unset label
 unset object
 set tmargin at screen {screen(plot_top):.5f}
 set bmargin at screen {screen(plot_top + p["plot_px"]):.5f}
 set title {gp_string(p["title"])} noenhanced offset 0,-0.3
-set xlabel {gp_string("microseconds from " + p["origin"])} noenhanced offset 0,0.4
+set xlabel {gp_string(axis)} noenhanced offset 0,0.4
 set ytics ({", ".join(gp_string(r["lane"]["name"]) + f" {-r['mid']}" for r in p["rows"])}) noenhanced
 set yrange [{-p["plot_px"]}:0]
 """)
