@@ -41,7 +41,7 @@ Writes, in --out (default traces/shape_grid):
   shape_grid_gemm.csv    every GEMM version at every point: dim,hidden,tokens,version,name,us,tflops,pct_cublas,picked
   points/<dim>x<hidden>_<tokens>/  each run's output (ladder and GEMM CSVs, the log of each round)
   heat_gemm.png, heat_torch.png, heat_floor.png   our GEMM / cuBLAS, best rung / best PyTorch and
-                         best rung / floor (time ratios), with gnuplot
+                         best rung / floor (time ratios), with gnuplot; each also as *_ko.png, words in Korean
 Then bench/grid_shortfalls.py <out>/shape_grid.csv lists the points short of the targets.
 Exit status: 0 done, 1 bad input or a failed check, 2 waived (no usable GPU).
 """
@@ -378,12 +378,17 @@ def summary_line(p):
 
 # ---- heat maps --------------------------------------------------------------------------------
 
+# (name, English title, Korean title, value): each drawn as name.png and, for the Korean pages,
+# name_ko.png
 HEAT_MAPS = (
     ("heat_gemm", "our GEMM / cuBLAS's plain [Wg; Wu] GEMM (time; under 1: ours faster)",
+     "우리 GEMM / cuBLAS의 평범한 [Wg; Wu] GEMM (시간; 1 미만이면 우리가 빠름)",
      lambda p: ratio(p.get("our_gemm_us"), p.get("cublas_gemm_us"))),
     ("heat_torch", "best rung / best PyTorch (time per forward; under 1: ours faster)",
+     "가장 빠른 단 / 가장 빠른 PyTorch (forward당 시간; 1 미만이면 우리가 빠름)",
      lambda p: ratio(best_rung(p), p.get("torch_best_us"))),
     ("heat_floor", "best rung / floor (time per forward; 1: at the floor)",
+     "가장 빠른 단 / 하한 (forward당 시간; 1이면 하한)",
      lambda p: ratio(best_rung(p), p.get("floor_us"))),
 )
 
@@ -412,7 +417,7 @@ def plot_heat_maps(out, points, gpu):
         return
     models = sorted({(p["dim"], p["hidden"]) for p in points})
     tokens = sorted({p["tokens"] for p in points})
-    for name, title, value_of in HEAT_MAPS:
+    for name, title, title_ko, value_of in HEAT_MAPS:
         cells = [(tokens.index(p["tokens"]), models.index((p["dim"], p["hidden"])), value_of(p), p) for p in points]
         cells = [c for c in cells if c[2] is not None]
         if not cells:
@@ -423,15 +428,17 @@ def plot_heat_maps(out, points, gpu):
             f.write("x,y,value,tokens,model\n")
             for x, y, v, p in cells:
                 f.write("%d,%d,%.4f,%d,%dx%d\n" % (x, y, v, p["tokens"], p["dim"], p["hidden"]))
-        png = os.path.join(out, name + ".png")
-        full_title = "%s, bf16, %s" % (title, gpu) if gpu else title + ", bf16"
-        proc = subprocess.run([gnuplot, "-c", os.path.join(ROOT, "common", "plots", "call.gp"), "grid_heatmap.gp",
-                               data, png, full_title], cwd=os.path.join(ROOT, "common", "plots"),
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        if proc.returncode == 0:
-            print("wrote %s" % png)
-        else:
-            print("plot: gnuplot failed on %s: %s" % (data, proc.stdout.strip().splitlines()[-1:]))
+        for suffix, words in (("", title), ("_ko", title_ko)):
+            png = os.path.join(out, name + suffix + ".png")
+            full_title = "%s, bf16, %s" % (words, gpu) if gpu else words + ", bf16"
+            proc = subprocess.run([gnuplot, "-c", os.path.join(ROOT, "common", "plots", "call.gp"),
+                                   "grid_heatmap.gp", data, png, full_title],
+                                  cwd=os.path.join(ROOT, "common", "plots"), stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True)
+            if proc.returncode == 0:
+                print("wrote %s" % png)
+            else:
+                print("plot: gnuplot failed on %s: %s" % (data, proc.stdout.strip().splitlines()[-1:]))
 
 
 def gpu_name(rows_dir):

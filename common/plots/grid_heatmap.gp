@@ -6,9 +6,12 @@
 set datafile separator ","
 set terminal pngcairo size 900,420 font "sans,10"
 set output png
+# the language of the words: ko when the PNG's name ends in _ko.png (bench/shape_grid.py draws both)
+lang = (strlen(png) > 7 && png[strlen(png) - 6:] eq "_ko.png") ? "ko" : "en"
+T(en, ko) = (lang eq "ko") ? ko : en
 set title title noenhanced
-set xlabel "tokens per forward"
-set ylabel "model: dim x hidden"
+set xlabel T("tokens per forward", "forward당 토큰 수")
+set ylabel T("model: dim x hidden", "모델: dim x hidden")
 stats csv using 1 skip 1 nooutput name "X"
 stats csv using 2 skip 1 nooutput name "Y"
 stats csv using 3 skip 1 nooutput name "V"
@@ -20,7 +23,7 @@ span = span < 1.25 ? 1.25 : span
 set logscale cb
 set cbrange [1 / span:span]
 set palette defined (0 "#1a9850", 0.5 "#ffffff", 1 "#d73027")
-set cblabel "ratio (log scale)"
+set cblabel T("ratio (log scale)", "비 (로그 눈금)")
 set xtics () noenhanced
 set ytics () noenhanced
 unset key
