@@ -33,7 +33,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
-from test_docs import FENCE, QUOTE_LINK as QUOTE, check, prose_lines, results  # noqa: E402
+from test_docs import QUOTE_LINK as QUOTE, check, prose_lines, results  # noqa: E402
 
 PAIRS = [
     ("README.md", "docs/ko/README.md"),
@@ -172,18 +172,11 @@ def blocks(text):
     only HTML tags (<details>, <summary>); a blockquote's lines count as the lines they quote; tables
     and code count as neither."""
     out = [["(before the first heading)", 0, 0]]
-    current, fence = None, None
-    for line in text.splitlines():
-        m = FENCE.match(line)
-        if m:
-            if fence is None:
-                fence = m.group(2)[0] * 3
-            elif m.group(2).startswith(fence):
-                fence = None
+    current, last = None, 0
+    for n, line in prose_lines(text):
+        if n != last + 1:  # a code block (fences included) lay between: it ends any paragraph
             current = None
-            continue
-        if fence is not None:
-            continue
+        last = n
         h = HEADING.match(line)
         if h:
             out.append([h.group(2), 0, 0])
