@@ -2,7 +2,7 @@
 # Regenerates every figure of the docs (docs/img/*.png) from the raw outputs of one run of
 # bench/run_all.sh, with gnuplot and the scripts in common/plots/ (the stages' own plots):
 #   bench/figures.sh RESULTS_DIR [SWEEPS_DIR [TRACE_DIR]]
-#   bench/figures.sh docs/results/h200-2026-12-01          the chapters' figures and the grid's heat maps
+#   bench/figures.sh docs/results/h200          the chapters' figures and the grid's heat maps
 #   GRID_DIR=OTHER/shape_grid bench/figures.sh RESULTS_DIR  the heat maps of a grid from another run
 #   TRACE_DIR=tests/data/h200-2026-12-01 bench/figures.sh RESULTS_DIR   timelines from fixtures
 # The sweeps are optional in run_all.sh (RUN_ONLY=sweeps) and slow, so they may come from an

@@ -5,7 +5,7 @@
 
 SHAPE_GRID_CSV is the CSV bench/shape_grid.py writes: by default traces/shape_grid/shape_grid.csv,
 where ./run 04_fused_mlp --shapes puts it; the H200's grid is
-docs/results/h200-2026-12-01/shape_grid/shape_grid.csv. One line per point and target missed:
+docs/results/h200/shape_grid/shape_grid.csv. One line per point and target missed:
   gemm       from 128 tokens, our GEMM (the version --gemm auto picks) at least as fast as
              cuBLAS's plain [Wg; Wu] GEMM
   epilogue   from 17 tokens, the epilogue rung no slower than the merged rung
@@ -152,7 +152,7 @@ def main(argv):
             problem = None
         elif not os.path.lexists(DEFAULT_CSV):
             problem = ("no SHAPE_GRID_CSV given and no %s (./run 04_fused_mlp --shapes writes it; or name a "
-                       "grid's CSV, such as docs/results/h200-2026-12-01/shape_grid/shape_grid.csv)" % DEFAULT_CSV)
+                       "grid's CSV, such as docs/results/h200/shape_grid/shape_grid.csv)" % DEFAULT_CSV)
         else:
             problem = input_problem(DEFAULT_CSV)
         if problem:

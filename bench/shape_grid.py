@@ -3,7 +3,7 @@
 
   ./run 04_fused_mlp --shapes                         every model and token count below
   ./run 04_fused_mlp --shapes --models 4096x11008 --tokens 13,1200
-  python3 bench/shape_grid.py --out docs/results/h200-2026-12-01/shape_grid --models 768x3072
+  python3 bench/shape_grid.py --out docs/results/h200/shape_grid --models 768x3072
 
 The chapters measure one shape, the article's: 64 x 128 tokens, 768 -> 3072. A reader's model
 is another shape, and which rung wins, how close our GEMM comes to cuBLAS and how far PyTorch is

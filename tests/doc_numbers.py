@@ -60,7 +60,7 @@ PINNED = ("README.md", "docs/01_matmul_add.md", "docs/02_linear.md", "docs/03_si
 
 # The one results run every page of the learning path pins (tools/repin_docs.py moves the pins
 # when a new run replaces it), and the articles' PyTorch traces, which no run of ours replaces.
-RESULTS = "docs/results/h200-2026-12-01/"
+RESULTS = "docs/results/h200/"
 REFERENCE = "tests/data/reference/"
 # pages that may pin other runs: the design notes tell what was tried, each in its own run; the
 # validation page is the maintainers'; errors.md shows what an earlier run's sanitizer did

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The chapters' figures (bench/figures.sh), on the CPU, from the committed results of
-# docs/results/h200-2026-12-01: bench/figures.sh draws them all into a temporary folder (IMG_DIR;
+# docs/results/h200: bench/figures.sh draws them all into a temporary folder (IMG_DIR;
 # no shape grid, so nothing is written under docs/), each NAME.png with English words and its
 # Korean twin NAME_ko.png (the scripts of common/plots/ and tools/trace_timeline.py take the
 # language from the PNG's name). One line per figure, PASS/FAIL figure_<NAME>: it fails when
@@ -12,7 +12,7 @@ set -u
 # shellcheck source=tests/lib_status.sh
 . "$(dirname "$0")/lib_status.sh" # exit status 1 on any FAIL line
 cd "$(dirname "$0")/.." || exit 1
-results=docs/results/h200-2026-12-01
+results=docs/results/h200
 if ! command -v gnuplot >/dev/null; then
     echo "SKIP figures: gnuplot not found"
     exit 0

@@ -17,7 +17,7 @@
     of two of PyTorch's. Without such a folder these checks are one SKIP naming the tool.
     The fixtures are checked as tools/trace_upgrade.py brings them up to the writer's rules of
     today (correlation ids, overlap lanes, record_shapes), which they predate.
-  - The run the chapters quote (docs/results/h200-2026-12-01/traces, rewritten by that tool):
+  - The run the chapters quote (docs/results/h200/traces, rewritten by that tool):
     the same checks as the fixtures, on the files as committed.
 The share is computed from each trace's .json as key_averages() computes it (every CPU slice's
 duration less its children's), which reproduces PyTorch's own tables (checked too).
@@ -41,7 +41,7 @@ import trace_upgrade  # noqa: E402
 
 COMMITTED = os.path.join(ROOT, "docs", "results", "h200-2026-11-30", "traces")
 # the run the chapters quote, recorded in the current layout
-CHAPTERS_RUN = os.path.join(ROOT, "docs", "results", "h200-2026-12-01", "traces")
+CHAPTERS_RUN = os.path.join(ROOT, "docs", "results", "h200", "traces")
 REFERENCE = os.path.join(ROOT, "tests", "data", "reference")
 CHECKER = os.path.join(ROOT, "tests", "check_trace_json.py")
 CPU_CATS = ("user_annotation", "cpu_op", "cuda_runtime", "cuda_driver")

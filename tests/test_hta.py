@@ -35,7 +35,7 @@ the trace a run makes today.
     non-zero, CPU time zero), within the table's rounding; copies and memsets are memory work;
     every piece of GPU work is linked to the call that launched it (correlation ids).
   - The synthetic step of tests/test_trace.c: HTA's breakdown equals the records fed in.
-  - The chapters' run as committed (docs/results/h200-2026-12-01/, traces and nsys): every trace
+  - The chapters' run as committed (docs/results/h200/, traces and nsys): every trace
     of ours loads and gives a kernel breakdown, as it is.
 
 pandas: the checks run under the pandas python3 imports, then again under the other major
@@ -73,7 +73,7 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 import trace_upgrade  # noqa: E402
 
 COMMITTED = os.path.join(ROOT, "tests", "data", "h200-2026-11-30")
-CHAPTERS_RUN = os.path.join(ROOT, "docs", "results", "h200-2026-12-01")
+CHAPTERS_RUN = os.path.join(ROOT, "docs", "results", "h200")
 REFERENCE = os.path.join(ROOT, "tests", "data", "reference")
 TEST_TRACE = os.path.join(ROOT, "bin", "tests", "test_trace")
 CHILD_FLAG = "--under-other-pandas"

@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checks  # noqa: E402
 from checks import report  # noqa: E402
 
-RESULTS = os.path.join(ROOT, "docs", "results", "h200-2026-12-01")
+RESULTS = os.path.join(ROOT, "docs", "results", "h200")
 OURS = os.path.join(RESULTS, "traces", "03_simple_mlp", "64x128_768x3072_bf16_cold_eager.json")
 REFERENCE = os.path.join(RESULTS, "reference", "pytorch-geglu-mlp-h200.trace.json")
 FRESH = os.path.join(ROOT, "tests", "data", "h200-2026-12-01")

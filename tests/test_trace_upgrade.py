@@ -4,7 +4,7 @@ writer's last rules (correlation ids, overlap lanes, record_shapes) exactly what
 of the same records today.
 
   - Agreement: each trace of the newest fixture folder (tests/data/h200-*/ with a FIXTURES file,
-    recorded before those rules) and of the chapters' run (docs/results/h200-2026-12-01/), once
+    recorded before those rules) and of the chapters' run (docs/results/h200/), once
     rewritten by the tool and once written again by the current writer from its records
     (tests/trace_replay.py, bin/tests/test_trace_replay): the two texts are the same, line for
     line, but for the two things a replay cannot give back (the file's own name in traceName,
@@ -27,7 +27,7 @@ import trace_upgrade  # noqa: E402
 from checks import report  # noqa: E402
 import checks  # noqa: E402
 
-CHAPTERS_RUN = os.path.join(ROOT, "docs", "results", "h200-2026-12-01")
+CHAPTERS_RUN = os.path.join(ROOT, "docs", "results", "h200")
 REFERENCES = sorted(glob.glob(os.path.join(ROOT, "tests", "data", "reference", "*.json")))
 # what a replay cannot give back
 NOT_REPLAYED = re.compile(r'"traceName": .*|"est\. achieved occupancy %": -?\d+')
