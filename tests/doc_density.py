@@ -3,10 +3,15 @@
 
   python3 tests/doc_density.py [PAGE...]     (default: every page test_docs.py holds to it)
 
-Prose is what a page says in sentences: fenced code blocks, table rows, headings and HTML
-comments are left out; inline code and link targets are dropped (a flag or a file name is not a
-number the reader has to hold). A number is a run of digits, with its thousands commas and
-decimals, that is not part of a name ('fp16', 'sm_90', 'H200', 'v6'): '768 -> 3072' is two.
+Per 100 words, the count is blunt on purpose: everything outside fenced code blocks, table rows
+and HTML comments is read, headings, inline code (commands, flags, file names) and link targets
+included, and a number is any run of digits (with its commas and decimals) not glued to a letter,
+a digit or a point before it: '768 -> 3072' is two, '--size 4096' one, '../01_matmul_add/' one,
+'fp16' and 'H200' none. What the reader meets outside a table or a code block counts.
+
+Per sentence, the count reads the sentences themselves: inline code and link targets are dropped
+there, and digits that are part of a name ('sm_90', 'v6') are not numbers.
+
 A page passes at most 5 numbers per 100 words and at most 3 in any sentence. Prints one line per
 page (and one per sentence over the limit), and exits 1 when a page does not pass.
 """
@@ -56,21 +61,30 @@ def prose(text):
     return out
 
 
+PAGE_NUMBER = re.compile(r"(?<![\w.])\d[\d,.]*")
+CODE_BLOCK = re.compile(r"```.*?```", re.S)
+
+
+def page_count(text):
+    """(words, numbers) of the page outside code blocks, comments and table rows."""
+    text = COMMENT.sub("", CODE_BLOCK.sub("", text))
+    kept = " ".join(line for line in text.splitlines() if not line.lstrip().startswith("|"))
+    return len(kept.split()), len(PAGE_NUMBER.findall(kept))
+
+
 def numbers(s):
     return NUMBER.findall(s)
 
 
 def density(text):
     """(words, numbers, [(count, sentence)] over the per-sentence limit)."""
-    words = count = 0
     dense = []
     for p in prose(text):
-        words += len(p.split())
         for sentence in SENTENCE_END.split(p):
             n = len(numbers(sentence))
-            count += n
             if n > PER_SENTENCE:
                 dense.append((n, sentence.strip()))
+    words, count = page_count(text)
     return words, count, dense
 
 

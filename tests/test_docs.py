@@ -270,6 +270,10 @@ def check_rules_can_fail():
     check("density check: a sentence of 4 numbers fails", doc_density.density(text)[2] != [])
     words, count, _ = doc_density.density("one 1 two 2 three 3, four 4 and five 5 and six 6.\n")
     check("density check: 6 numbers in 12 words fail", 100.0 * count / words > doc_density.PER_100_WORDS)
+    words, count, _ = doc_density.density("Run `./run 01_matmul_add --size 4096`, see [the log](results/h200/01.log).\n"
+                                           "| 1 | 2 |\n```\n3 4\n```\n")
+    check("density check: commands and link targets count, tables and code blocks do not", count == 3,
+          f"{count} numbers counted, 3 expected")
     # formulas: a wrong formula and a word marker planted on a copy of a page that has formulas
     page = next((p for p in ["docs/04_design_notes.md"] + english(pages())
                  if "<!--not-measured:" in read(p)), None)
