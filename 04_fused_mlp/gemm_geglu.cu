@@ -11,6 +11,7 @@
 #include "gemm/6_pingpong.cuh"     // two consumers on tiles of their own, taking turns (ping-pong)
 #include "gemm/7_stream_k.cuh"     // the last waves split along K between all the SMs (stream-K)
 #include "gemm/8_multicast.cuh"    // clusters of two blocks that share each Wg|Wu tile (TMA multicast)
+#include "gemm/9_wave_tiles.cuh"   // the tile's width picked per shape, so that the tiles fill the waves
 //
 // gemm/ptx.cuh wraps the instructions they use, once. The Makefile builds this file for sm_80,
 // sm_90 and sm_90a; the Hopper versions' device code exists only in the sm_90a pass, and the
@@ -45,9 +46,30 @@ template <int... I> std::array<gemm_geglu_row_data, sizeof...(I)> rows_of(std::i
 }
 const std::array<gemm_geglu_row_data, N_VERSIONS> versions = rows_of(std::make_integer_sequence<int, N_VERSIONS>{});
 
+// The tile and kernels a version runs for an M x hidden m: its one, or the width its rule picks
+// for this GPU's SMs.
+struct tile_choice {
+    const gemm_geglu_layout *layout;
+    const void *const *kernel; // bf16, fp16
+};
+tile_choice tile_for(const gemm_geglu_row_data &v, size_t M, size_t hidden)
+{
+    if (!v.n_widths) return {&v.layout, v.kernel};
+    const gemm_geglu_width &w = v.widths[v.pick_width(v.widths, v.n_widths, M, hidden, gpu_multiprocessors())];
+    return {&w.layout, w.kernel};
+}
+
 } // namespace
 
 extern "C" int gemm_geglu_n_versions(void) { return N_VERSIONS; }
+
+extern "C" void gemm_geglu_tile(int version, size_t M, size_t hidden, int *rows, int *cols)
+{
+    const gemm_geglu_layout *l = version >= 1 && version <= N_VERSIONS ? tile_for(versions[version - 1], M, hidden).layout
+                                                                        : NULL;
+    *rows = l ? l->tile_m : 0;
+    *cols = l ? l->tile_n : 0;
+}
 
 extern "C" const char *gemm_geglu_build_stamp(void) { return __DATE__ " " __TIME__; }
 
@@ -81,7 +103,8 @@ extern "C" int gemm_geglu_accepts(int version, dtype_t t, size_t M, size_t dim, 
         if (why) snprintf(why, len, "no version %d (there are 1..%d)", version, N_VERSIONS);
         return 0;
     }
-    const gemm_geglu_layout &l = versions[version - 1].layout;
+    const gemm_geglu_row_data &row = versions[version - 1];
+    const gemm_geglu_layout &l = row.n_widths ? row.widths[0].layout : row.layout; // the narrowest: the most tiles
     const size_t tiles_m = (M + l.tile_m - 1) / l.tile_m, tiles_n = (hidden + l.tile_n - 1) / l.tile_n;
     if (t != DTYPE_BF16 && t != DTYPE_FP16) {
         if (why) snprintf(why, len, "%s: the tensor cores take bf16 or fp16 operands", dtype_name(t));
@@ -144,12 +167,11 @@ struct tensor_maps {
     CUtensorMap tx, tg, tu, tm;
 };
 
-static tensor_maps *tensor_maps_for(int version, dtype_t t, const void *x, const void *wg, const void *wu, void *m,
-                                    size_t M, size_t dim, size_t hidden)
+static tensor_maps *tensor_maps_for(int version, const gemm_geglu_layout &l, dtype_t t, const void *x,
+                                    const void *wg, const void *wu, void *m, size_t M, size_t dim, size_t hidden)
 {
     static tensor_maps cache[N_VERSIONS];
-    tensor_maps &maps = cache[version - 1];
-    const gemm_geglu_layout &l = versions[version - 1].layout;
+    tensor_maps &maps = cache[version - 1]; // the same shape gives the same layout
     if (maps.x != x || maps.wg != wg || maps.wu != wu || maps.m != m || maps.M != M || maps.dim != dim ||
         maps.hidden != hidden || maps.t != t) {
         encode_tensor_map(&maps.tx, x, M, dim, l.box_k, l.box_x, t);
@@ -230,6 +252,17 @@ static void launch(const void *kernel, dim3 grid, const gemm_geglu_layout &l, ge
     CUDA_CHECK(cudaLaunchKernelExC(&cfg, kernel, args));
 }
 
+// Over 48 KB of dynamic shared memory needs an opt-in, once per kernel.
+static void opt_in_shared_memory(const void *kernel, int bytes)
+{
+    static const void *done[64]; // more than the versions have kernels
+    static int n;
+    for (int i = 0; i < n; i++)
+        if (done[i] == kernel) return;
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    if (n < (int)(sizeof done / sizeof done[0])) done[n++] = kernel;
+}
+
 extern "C" void launch_gemm_geglu(int version, dtype_t t, const void *x, const void *wg, const void *wu, void *m,
                                   size_t M, size_t dim, size_t hidden, cudaStream_t stream)
 {
@@ -248,14 +281,11 @@ extern "C" void launch_gemm_geglu(int version, dtype_t t, const void *x, const v
         program_error("gemm_geglu needs x, Wg, Wu 16-byte aligned and m 4-byte aligned");
         exit(EXIT_BAD_INPUT);
     }
-    const gemm_geglu_layout &l = v.layout;
+    const tile_choice tile = tile_for(v, M, hidden);
+    const gemm_geglu_layout &l = *tile.layout;
     const int fp16 = t == DTYPE_FP16;
-    const void *kernel = v.kernel[fp16];
-    static bool opted_in[N_VERSIONS][2];
-    if (!opted_in[version - 1][fp16]) { // over 48 KB of dynamic shared memory needs an opt-in, once per kernel
-        CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, l.smem_bytes));
-        opted_in[version - 1][fp16] = true;
-    }
+    const void *kernel = tile.kernel[fp16];
+    opt_in_shared_memory(kernel, l.smem_bytes);
 
     const size_t tiles_m = (M + l.tile_m - 1) / l.tile_m, tiles_n = (hidden + l.tile_n - 1) / l.tile_n;
     const size_t tiles = tiles_m * tiles_n, sms = (size_t)gpu_multiprocessors();
@@ -272,7 +302,7 @@ extern "C" void launch_gemm_geglu(int version, dtype_t t, const void *x, const v
         launch(kernel, grid, l, v.grid, args, stream);
         return;
     }
-    tensor_maps *maps = tensor_maps_for(version, t, x, wg, wu, m, M, dim, hidden);
+    tensor_maps *maps = tensor_maps_for(version, l, t, x, wg, wu, m, M, dim, hidden);
     if (v.operands == TENSOR_MAPS) {
         void *args[] = {&maps->tx, &maps->tg, &maps->tu, &m, &Mi, &dim_i, &hidden_i};
         launch(kernel, grid, l, v.grid, args, stream);

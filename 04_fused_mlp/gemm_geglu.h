@@ -45,6 +45,10 @@ int gemm_geglu_default_version(void);
  * the grid's y limit (65535). M and hidden are otherwise free: tails are handled. */
 int gemm_geglu_accepts(int version, dtype_t t, size_t M, size_t dim, size_t hidden, char *why, size_t len);
 
+/* The tile `version` computes m in at this shape, rows x columns of m (0 x 0 for no such version).
+ * Fixed for most versions; version 9 picks its width per shape and GPU (asks the device). */
+void gemm_geglu_tile(int version, size_t M, size_t hidden, int *rows, int *cols);
+
 /* When these kernels were built ("Dec  1 2026 09:30:00"): a measurement of them is stale past a
  * rebuild (gemm_tuning.h). */
 const char *gemm_geglu_build_stamp(void);

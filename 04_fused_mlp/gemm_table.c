@@ -70,8 +70,8 @@ void gemm_versions_table(fused_mlp *md, const gpu_info *g, const common_args *a,
     printf("\n== --gemm all: [gate | up] GEMM, M %zu, N 2 x %zu, K %zu, %s: %d calls back to back x %d rounds that "
            "alternate the rows, median (SM MHz, W: median clock and board power while the row ran); check: the epilogue rung with that version against the CPU reference\n",
            m->tokens, m->hidden, m->dim, g->prop.name, forwards, ROUNDS);
-    printf("%-8s %-14s %10s %9s %10s %7s %5s %-16s %s\n", "version", "name", "us", "TFLOP/s", "% cuBLAS", "SM MHz", "W",
-           "check", "idea");
+    printf("%-8s %-14s %10s %9s %10s %7s %5s %-16s %-8s %s\n", "version", "name", "us", "TFLOP/s", "% cuBLAS", "SM MHz",
+           "W", "check", "tile", "idea");
     FILE *f = out_open(csv, tmp, sizeof tmp);
     if (f) fprintf(f, "version,name,us,tflops,pct_cublas,rel_err,sm_mhz,power_w\n");
     for (int v = 0; v <= n; v++) {
@@ -86,8 +86,12 @@ void gemm_versions_table(fused_mlp *md, const gpu_info *g, const common_args *a,
         const double sm = stats_median_sampled(mhz[v], ROUNDS), w = stats_median_sampled(watts[v], ROUNDS);
         char check[32] = "-";
         if (v > 0 && a->check) snprintf(check, sizeof check, "%.2e %s", err[v], err[v] <= tol ? "PASS" : "FAIL");
-        printf("%-8d %-14s %10.2f %9.1f %9.1f%% %7.0f %5.0f %-16s %s\n", v, name, med, tflops, 100.0 * blas_us / med, sm, w,
-               check, idea);
+        char tile[24] = "-";
+        int rows, cols;
+        gemm_geglu_tile(v, m->tokens, m->hidden, &rows, &cols);
+        if (v > 0) snprintf(tile, sizeof tile, "%dx%d", rows, cols);
+        printf("%-8d %-14s %10.2f %9.1f %9.1f%% %7.0f %5.0f %-16s %-8s %s\n", v, name, med, tflops, 100.0 * blas_us / med,
+               sm, w, check, tile, idea);
         if (f)
             fprintf(f, "%d,%s,%.3f,%.2f,%.2f,%.3e,%.0f,%.1f\n", v, name, med, tflops, 100.0 * blas_us / med,
                     v ? err[v] : NAN, sm, w);

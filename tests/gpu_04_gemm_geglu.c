@@ -186,6 +186,51 @@ static int check_article(int version, dtype_t t)
     return !p || check_version(version, p);
 }
 
+/* A version whose tile width depends on the shape (version 9): one problem for each width its rule
+ * picks on this GPU for 200 rows (two rows of tiles, the second short), at the first hidden size
+ * (scanned from 1 up) that gets that width; dim 72 (a tail of K). Returns how many widths it found
+ * in *widths. */
+enum { WIDTH_ROWS = 200, WIDTH_DIM = 72, WIDTH_SCAN = 12000, MAX_WIDTHS = 16 };
+static int width_shapes(int version, size_t hidden_of[MAX_WIDTHS], int cols_of[MAX_WIDTHS])
+{
+    int n = 0;
+    for (size_t hidden = 1; hidden <= WIDTH_SCAN && n < MAX_WIDTHS; hidden++) {
+        int rows, cols, seen = 0;
+        gemm_geglu_tile(version, WIDTH_ROWS, hidden, &rows, &cols);
+        for (int i = 0; i < n; i++) seen |= cols_of[i] == cols;
+        if (!seen) hidden_of[n] = hidden, cols_of[n++] = cols;
+    }
+    return n;
+}
+
+/* Whether a version's tile width depends on the shape: its tile differs between two shapes. */
+static int several_widths(int version)
+{
+    int rows, narrow, wide;
+    gemm_geglu_tile(version, 1, 8, &rows, &narrow);
+    gemm_geglu_tile(version, 8192, 3072, &rows, &wide);
+    return narrow != wide;
+}
+
+static int check_widths(int version, dtype_t t)
+{
+    size_t hidden_of[MAX_WIDTHS];
+    int cols_of[MAX_WIDTHS];
+    const int n = width_shapes(version, hidden_of, cols_of);
+    for (int i = 0; i < n; i++) {
+        problem p = {0};
+        printf("  tile width %d: %d x %d -> %zu\n", cols_of[i], WIDTH_ROWS, WIDTH_DIM, hidden_of[i]);
+        if (problem_make(&p, t, WIDTH_ROWS, WIDTH_DIM, hidden_of[i], NULL, 0, 300 + (uint64_t)i) != 0) {
+            problem_free(&p);
+            return 1;
+        }
+        const int rc = check_version(version, &p);
+        problem_free(&p);
+        if (rc) return 1;
+    }
+    return 0;
+}
+
 /* Dtype and shape only: runs without a GPU. */
 static int test_accepts_conditions(void)
 {
@@ -226,14 +271,15 @@ static int test_default_version(void)
     return 0;
 }
 
-/* One version, one dtype, the small shapes or the article's: a PASS/FAIL/SKIP line of its own. */
-static void run_version(int version, dtype_t t, int article)
+/* One version, one dtype, one group of shapes: a PASS/FAIL/SKIP line of its own. */
+enum shapes { SMALL, WIDTHS, ARTICLE };
+static void run_version(int version, dtype_t t, enum shapes group)
 {
     static char skip_why[160];
     const gemm_geglu_version *info = gemm_geglu_version_info(version);
     char name[96];
     snprintf(name, sizeof name, "gemm_geglu_%d_%s_%s_%s", version, info->name, dtype_name(t),
-             article ? "article_shape" : "small");
+             group == ARTICLE ? "article_shape" : group == WIDTHS ? "every_tile_width" : "small");
     harness_skip_reason = NULL;
     fflush(stdout);
     int rc = 0;
@@ -244,7 +290,7 @@ static void run_version(int version, dtype_t t, int article)
                  info->min_cc >= 90 ? " exactly, and this file built for sm_90a" : " or newer");
         harness_skip_reason = skip_why;
     } else {
-        rc = article ? check_article(version, t) : check_small(version, t);
+        rc = group == ARTICLE ? check_article(version, t) : group == WIDTHS ? check_widths(version, t) : check_small(version, t);
     }
     if (rc) {
         printf("FAIL %s\n", name);
@@ -286,11 +332,12 @@ int main(int argc, char **argv)
     }
     TEST_RUN(test_accepts_conditions);
     TEST_RUN(test_default_version);
-    const int shapes = small ? 1 : 2; /* the small shapes, then the article's */
-    for (int article = 0; article < shapes; article++)
+    /* the small shapes, each tile width of the versions that have several, then the article's */
+    const int groups = small ? WIDTHS + 1 : ARTICLE + 1;
+    for (int g = SMALL; g < groups; g++)
         for (int v = 1; v <= gemm_geglu_n_versions(); v++)
             for (int d = 0; d < N_DTYPES; d++)
-                if (!only || v == only) run_version(v, dtypes[d], article);
+                if ((!only || v == only) && (g != WIDTHS || (have_gpu() && several_widths(v)))) run_version(v, dtypes[d], (enum shapes)g);
     for (int d = 0; d < N_DTYPES; d++)
         for (int i = 0; i <= N_SMALL; i++) problem_free(&problems[d][i]);
     TEST_EXIT();

@@ -43,7 +43,8 @@ constexpr int SLOT_FLOATS = BM * 2 * BN; // a consumer's accumulators: 128 rows 
 constexpr int SCRATCH_PER_BLOCK = SLOT_FLOATS * 4 + 16; // the slot, then the flag (16-byte steps)
 // The producer issues copies and needs few registers; the consumers hold 128 accumulators each
 // and the pieces' bookkeeping: 40 + 2 x 232 per thread of the three warpgroups fits the 64 K.
-constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
+using gemm6::PRODUCER_REGS;
+constexpr int CONSUMER_REGS = 232;
 
 // Which tiles are data-parallel and which are split, for this grid.
 struct split {

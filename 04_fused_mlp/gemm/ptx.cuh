@@ -296,47 +296,71 @@ template <int N> __device__ __forceinline__ void wgmma_wait()
 // scale-d (1: d += A B). The operand lists, 8 accumulators at a time:
 #define WGMMA_D8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), \
                     "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
-#define WGMMA_D32(i) WGMMA_D8(i), WGMMA_D8(i + 8), WGMMA_D8(i + 16), WGMMA_D8(i + 24)
-#define WGMMA_D64 WGMMA_D32(0), WGMMA_D32(32)
-#define WGMMA_D128 WGMMA_D64, WGMMA_D32(64), WGMMA_D32(96)
-// and their references in the instruction, "{%0, %1, ..., %<R - 1>}, ", ten at a time (t: the tens).
-#define WGMMA_R4(t) "%" #t "0, %" #t "1, %" #t "2, %" #t "3"
-#define WGMMA_R8(t) WGMMA_R4(t) ", %" #t "4, %" #t "5, %" #t "6, %" #t "7"
-#define WGMMA_R10(t) WGMMA_R8(t) ", %" #t "8, %" #t "9, "
-#define WGMMA_R60 WGMMA_R10() WGMMA_R10(1) WGMMA_R10(2) WGMMA_R10(3) WGMMA_R10(4) WGMMA_R10(5)
-#define WGMMA_REGS64 "{" WGMMA_R60 WGMMA_R4(6) "}, "
-#define WGMMA_REGS128                                                                                  \
-    "{" WGMMA_R60 WGMMA_R10(6) WGMMA_R10(7) WGMMA_R10(8) WGMMA_R10(9) WGMMA_R10(10) WGMMA_R10(11) \
-        WGMMA_R8(12) "}, "
-// One wgmma.mma_async m64<n>k16 with fp32 accumulators and <ab> operands (bf16 or f16).
-#define WGMMA_MMA_ASYNC(n, ab, regs, acc, desc_a, desc_b, scale_d)                   \
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #scale_d ", 0;\n"              \
-                 "wgmma.mma_async.sync.aligned.m64" #n "k16.f32." #ab "." #ab " " regs \
-                 "%" #desc_a ", %" #desc_b ", p, 1, 1, 0, 0;\n}\n"                    \
-                 : acc                                                               \
+#define WGMMA_D16(i) WGMMA_D8(i), WGMMA_D8(i + 8)
+#define WGMMA_D32(i) WGMMA_D16(i), WGMMA_D16(i + 16)
+#define WGMMA_D64(i) WGMMA_D32(i), WGMMA_D32(i + 32)
+// and their references in the instruction, "{%0, %1, ..., %<R - 1>}, ": ten at a time (t: the
+// tens; R10 ends in a comma, the others end the list), then the last two to ten.
+#define WGMMA_R2(t) "%" #t "0, %" #t "1"
+#define WGMMA_R4(t) WGMMA_R2(t) ", %" #t "2, %" #t "3"
+#define WGMMA_R6(t) WGMMA_R4(t) ", %" #t "4, %" #t "5"
+#define WGMMA_R8(t) WGMMA_R6(t) ", %" #t "6, %" #t "7"
+#define WGMMA_R10_END(t) WGMMA_R8(t) ", %" #t "8, %" #t "9"
+#define WGMMA_R10(t) WGMMA_R10_END(t) ", "
+#define WGMMA_R30 WGMMA_R10() WGMMA_R10(1) WGMMA_R10(2)
+#define WGMMA_R60 WGMMA_R30 WGMMA_R10(3) WGMMA_R10(4) WGMMA_R10(5)
+#define WGMMA_R90 WGMMA_R60 WGMMA_R10(6) WGMMA_R10(7) WGMMA_R10(8)
+// One wgmma.mma_async m64<n>k16 with fp32 accumulators and <ab> operands (bf16 or f16); the
+// accumulators' operand list last.
+#define WGMMA_MMA_ASYNC(n, ab, regs, desc_a, desc_b, scale_d, ...)                          \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #scale_d ", 0;\n"                     \
+                 "wgmma.mma_async.sync.aligned.m64" #n "k16.f32." #ab "." #ab " {" regs "}, " \
+                 "%" #desc_a ", %" #desc_b ", p, 1, 1, 0, 0;\n}\n"                           \
+                 : __VA_ARGS__                                                              \
                  : "l"(a), "l"(b), "r"(1))
+// Both operand types of one shape: R accumulators, n = 2 R, descriptors at operands R, R + 1.
+#define WGMMA_SHAPE(n, regs, desc_a, desc_b, scale_d, ...)                                    \
+    if constexpr (bf16) WGMMA_MMA_ASYNC(n, bf16, regs, desc_a, desc_b, scale_d, __VA_ARGS__); \
+    else WGMMA_MMA_ASYNC(n, f16, regs, desc_a, desc_b, scale_d, __VA_ARGS__)
 
-// d[64 x N] += A[64 x 16] * B[N x 16]^T for N = 2R = 256 or 128, both K-major in shared memory
-// (descriptors). Accumulator layout: warp w of the warpgroup holds rows 16w .. 16w + 15; register
-// 4j + e sits at row lane / 4 (+ 8 for e >= 2), column 8j + 2 (lane % 4) + e % 2, j = 0 .. N / 8 - 1.
+// d[64 x N] += A[64 x 16] * B[N x 16]^T for N = 2R (64 to 192 in steps of 16, and 256), both
+// K-major in shared memory (descriptors). Accumulator layout: warp w of the warpgroup holds rows
+// 16w .. 16w + 15; register 4j + e sits at row lane / 4 (+ 8 for e >= 2), column 8j + 2 (lane % 4)
+// + e % 2, j = 0 .. N / 8 - 1.
 template <typename T, int R> __device__ __forceinline__ void wgmma_m64k16(float (&d)[R], uint64_t a, uint64_t b)
 {
-    static_assert(R == 128 || R == 64, "wgmma m64n256k16 or m64n128k16");
+    static_assert(R == 128 || (R >= 32 && R <= 96 && R % 8 == 0), "wgmma m64n256k16, or m64nNk16, N = 64 .. 192");
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     constexpr bool bf16 = std::is_same_v<T, __nv_bfloat16>;
-    if constexpr (R == 128 && bf16) WGMMA_MMA_ASYNC(n256, bf16, WGMMA_REGS128, WGMMA_D128, 128, 129, 130);
-    else if constexpr (R == 128) WGMMA_MMA_ASYNC(n256, f16, WGMMA_REGS128, WGMMA_D128, 128, 129, 130);
-    else if constexpr (bf16) WGMMA_MMA_ASYNC(n128, bf16, WGMMA_REGS64, WGMMA_D64, 64, 65, 66);
-    else WGMMA_MMA_ASYNC(n128, f16, WGMMA_REGS64, WGMMA_D64, 64, 65, 66);
+    if constexpr (R == 32) {
+        WGMMA_SHAPE(n64, WGMMA_R30 WGMMA_R2(3), 32, 33, 34, WGMMA_D32(0));
+    } else if constexpr (R == 40) {
+        WGMMA_SHAPE(n80, WGMMA_R30 WGMMA_R10_END(3), 40, 41, 42, WGMMA_D32(0), WGMMA_D8(32));
+    } else if constexpr (R == 48) {
+        WGMMA_SHAPE(n96, WGMMA_R30 WGMMA_R10(3) WGMMA_R8(4), 48, 49, 50, WGMMA_D32(0), WGMMA_D16(32));
+    } else if constexpr (R == 56) {
+        WGMMA_SHAPE(n112, WGMMA_R30 WGMMA_R10(3) WGMMA_R10(4) WGMMA_R6(5), 56, 57, 58, WGMMA_D32(0), WGMMA_D16(32),
+                    WGMMA_D8(48));
+    } else if constexpr (R == 64) {
+        WGMMA_SHAPE(n128, WGMMA_R60 WGMMA_R4(6), 64, 65, 66, WGMMA_D64(0));
+    } else if constexpr (R == 72) {
+        WGMMA_SHAPE(n144, WGMMA_R60 WGMMA_R10(6) WGMMA_R2(7), 72, 73, 74, WGMMA_D64(0), WGMMA_D8(64));
+    } else if constexpr (R == 80) {
+        WGMMA_SHAPE(n160, WGMMA_R60 WGMMA_R10(6) WGMMA_R10_END(7), 80, 81, 82, WGMMA_D64(0), WGMMA_D16(64));
+    } else if constexpr (R == 88) {
+        WGMMA_SHAPE(n176, WGMMA_R60 WGMMA_R10(6) WGMMA_R10(7) WGMMA_R8(8), 88, 89, 90, WGMMA_D64(0), WGMMA_D16(64),
+                    WGMMA_D8(80));
+    } else if constexpr (R == 96) {
+        WGMMA_SHAPE(n192, WGMMA_R90 WGMMA_R6(9), 96, 97, 98, WGMMA_D64(0), WGMMA_D32(64));
+    } else {
+        WGMMA_SHAPE(n256, WGMMA_R90 WGMMA_R10(9) WGMMA_R10(10) WGMMA_R10(11) WGMMA_R8(12), 128, 129, 130,
+                    WGMMA_D64(0), WGMMA_D64(64));
+    }
 #else
     (void)d, (void)a, (void)b;
 #endif
 }
 template <typename T> __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t a, uint64_t b)
-{
-    wgmma_m64k16<T>(d, a, b);
-}
-template <typename T> __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t a, uint64_t b)
 {
     wgmma_m64k16<T>(d, a, b);
 }

@@ -6,6 +6,14 @@
 // which defines its two kernels, gemm_geglu_<N>_<name>_bf16 and _fp16 (C linkage, so that traces
 // show these names as they are; each runs gemmN::gemm_geglu<T> in blocks of gemmN::LAYOUT.threads),
 // and its row, gemm_geglu_row<N>. The dispatcher includes the version files and walks the rows.
+//
+// A version whose tile width depends on the shape ends instead with
+//
+//   GEMM_GEGLU_WIDTH_KERNELS(N, name, width) ...      one pair of kernels per width
+//   GEMM_GEGLU_VERSION_BY_WIDTH(N, name, operands, grid, min_cc, "idea")
+//
+// and defines gemmN::WIDTHS (its widths, each with its layout and kernels) and gemmN::pick_width
+// (the rule that picks one for a shape). Its kernels are named gemm_geglu_<N>_<name>_w<width>_bf16.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -35,12 +43,23 @@ struct gemm_geglu_layout {
     int scratch_per_block; // bytes of scratch buffer per block (TENSOR_MAPS_M_AND_SCRATCH)
 };
 
+// One tile width of such a version: its layout and its kernels (bf16, fp16).
+struct gemm_geglu_width {
+    gemm_geglu_layout layout;
+    const void *kernel[2];
+};
+// Which of n widths to use for an M x hidden m on sms SMs.
+typedef int (*gemm_geglu_width_rule)(const gemm_geglu_width *widths, int n, size_t M, size_t hidden, int sms);
+
 struct gemm_geglu_row_data {
     gemm_geglu_version info;
     gemm_geglu_grid grid;
     gemm_geglu_operands operands;
-    gemm_geglu_layout layout;
-    const void *kernel[2]; // bf16, fp16
+    gemm_geglu_layout layout;  // of the one width; the widest, for a version with several
+    const void *kernel[2];     // bf16, fp16 (of that width)
+    const gemm_geglu_width *widths; // a version with several widths: them, and its rule; else null
+    int n_widths;
+    gemm_geglu_width_rule pick_width;
 };
 
 // The registry: gemm_geglu_row<N>::defined once a version file has registered version N.
@@ -93,6 +112,39 @@ template <int N> struct gemm_geglu_row {
         {                                                                                                        \
             return {{number, #name, idea, min_cc}, grid, operands, gemm##number::LAYOUT,                         \
                     {(const void *)gemm_geglu_##number##_##name##_bf16,                                          \
-                     (const void *)gemm_geglu_##number##_##name##_fp16}};                                        \
+                     (const void *)gemm_geglu_##number##_##name##_fp16}, nullptr, 0, nullptr};                   \
+        }                                                                                                        \
+    };
+
+// The two kernels of one width: gemmN::gemm_geglu_at_width<T, width>, with tensor maps and m.
+#define GEMM_GEGLU_WIDTH_KERNEL(number, name, width, type, T)                                                   \
+    extern "C" __global__ void __launch_bounds__(gemm##number::THREADS, 1)                                     \
+        gemm_geglu_##number##_##name##_w##width##_##type(const __grid_constant__ CUtensorMap tx,               \
+                                                          const __grid_constant__ CUtensorMap tg,               \
+                                                          const __grid_constant__ CUtensorMap tu, T *m, int M,  \
+                                                          int dim, int hidden)                                  \
+    {                                                                                                            \
+        gemm##number::gemm_geglu_at_width<T, width>(&tx, &tg, &tu, m, M, dim, hidden);                              \
+    }
+#define GEMM_GEGLU_WIDTH_KERNELS(number, name, width)                                                          \
+    GEMM_GEGLU_WIDTH_KERNEL(number, name, width, bf16, __nv_bfloat16)                                          \
+    GEMM_GEGLU_WIDTH_KERNEL(number, name, width, fp16, __half)
+// A width's entry of gemmN::WIDTHS.
+#define GEMM_GEGLU_WIDTH(number, name, width)                                                                   \
+    gemm_geglu_width                                                                                             \
+    {                                                                                                            \
+        gemm##number::layout_of(width), {(const void *)gemm_geglu_##number##_##name##_w##width##_bf16,             \
+                                         (const void *)gemm_geglu_##number##_##name##_w##width##_fp16}            \
+    }
+
+#define GEMM_GEGLU_VERSION_BY_WIDTH(number, name, operands, grid, min_cc, idea)                                 \
+    template <> struct gemm_geglu_row<number> {                                                                 \
+        static constexpr bool defined = true;                                                                   \
+        static gemm_geglu_row_data get()                                                                        \
+        {                                                                                                        \
+            const gemm_geglu_width &widest = gemm##number::WIDTHS[gemm##number::N_WIDTHS - 1];                  \
+            return {{number, #name, idea, min_cc}, grid, operands, widest.layout,                                \
+                    {widest.kernel[0], widest.kernel[1]}, gemm##number::WIDTHS, gemm##number::N_WIDTHS,           \
+                    gemm##number::pick_width};                                                                   \
         }                                                                                                        \
     };
