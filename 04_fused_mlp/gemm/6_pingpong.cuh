@@ -66,8 +66,7 @@ template <typename T, int R> __device__ __forceinline__ void mma_step(float (&d)
     wgmma_commit();
 }
 
-// gelu(gate) * up of accumulator pair i of half h: columns 0 .. R - 1 of d[h] are gate, R .. 2 R - 1
-// up (64 and 64 for 64-wide tiles), so up's register is R / 2 after gate's.
+// gelu(gate) * up of accumulator pair i of half h: d[h] holds R columns of gate, then R of up.
 template <int R> __device__ __forceinline__ float geglu_at(const float (&d)[2][R], int h, int i)
 {
     return gelu_tanh(d[h][i]) * d[h][i + R / 2];
