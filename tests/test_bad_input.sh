@@ -282,7 +282,7 @@ for s in 03_simple_mlp 04_fused_mlp; do
 done
 bad 04_fused_mlp "--variant decode is not available here: 17 tokens" --variant decode --batch 1 --seq 17
 bad 04_fused_mlp "--variant epilogue is not available here: fp32" --variant epilogue --dtype fp32
-bad 04_fused_mlp "--gemm: '9' is not a version" --variant epilogue --gemm 9
+bad 04_fused_mlp "--gemm: '99' is not a version" --variant epilogue --gemm 99
 bad 04_fused_mlp "--gemm given twice" --gemm 1 --gemm 2
 bad 04_fused_mlp "--gemm: 'a?b' holds a control character (byte 0x09)" --gemm "$(printf 'a\tb')"
 bad 04_fused_mlp "--gemm does not apply to --variant merged" --variant merged --gemm 1

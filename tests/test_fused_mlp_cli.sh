@@ -32,7 +32,7 @@ expect decode-17-tokens "04_fused_mlp: error: --variant decode is not available 
 expect decode-default-shape "--variant decode is not available here: 8192 tokens" --variant decode
 expect epilogue-fp32 "--variant epilogue is not available here: fp32: epilogue takes bf16 or fp16" --variant epilogue --dtype fp32
 expect graph-of-epilogue-fp32 "--variant graph is not available here: fp32" --variant graph --graph-of epilogue --dtype fp32
-expect gemm-unknown "--gemm: '9' is not a version" --variant epilogue --gemm 9
+expect gemm-unknown "--gemm: '99' is not a version" --variant epilogue --gemm 99
 expect gemm-zero "--gemm: '0' is not a version" --gemm 0
 expect gemm-word "--gemm: 'fast' is not a version" --gemm fast
 expect gemm-other-rung "--gemm does not apply to --variant merged" --variant merged --gemm 1
