@@ -255,12 +255,16 @@ static void launch(const void *kernel, dim3 grid, const gemm_geglu_layout &l, ge
 // Over 48 KB of dynamic shared memory needs an opt-in, once per kernel.
 static void opt_in_shared_memory(const void *kernel, int bytes)
 {
-    static const void *done[64]; // more than the versions have kernels
-    static int n;
-    for (int i = 0; i < n; i++)
+    enum { MAX_KERNELS = 64 }; // more than the versions have kernels
+    static const void *done[MAX_KERNELS];
+    static int count = 0;
+    for (int i = 0; i < count; i++)
         if (done[i] == kernel) return;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    if (n < (int)(sizeof done / sizeof done[0])) done[n++] = kernel;
+    if (count < MAX_KERNELS) {
+        done[count] = kernel;
+        count++;
+    }
 }
 
 extern "C" void launch_gemm_geglu(int version, dtype_t t, const void *x, const void *wg, const void *wu, void *m,

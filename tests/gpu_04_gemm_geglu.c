@@ -214,8 +214,8 @@ static int several_widths(int version)
 
 static int check_widths(int version, dtype_t t)
 {
-    size_t hidden_of[MAX_WIDTHS];
-    int cols_of[MAX_WIDTHS];
+    size_t hidden_of[MAX_WIDTHS] = {0};
+    int cols_of[MAX_WIDTHS] = {0};
     const int n = width_shapes(version, hidden_of, cols_of);
     for (int i = 0; i < n; i++) {
         problem p = {0};
