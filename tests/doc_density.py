@@ -24,7 +24,7 @@ PER_100_WORDS = 5.0
 PER_SENTENCE = 3
 PAGES = ["README.md", "docs/00_gpu_primer.md", "docs/01_matmul_add.md", "docs/02_linear.md",
          "docs/03_simple_mlp.md", "docs/04_fused_mlp.md", "docs/05_writing_the_gemm.md",
-         "docs/06_scheduling_the_gemm.md", "docs/reading-traces.md", "docs/nsight-systems.md",
+         "docs/06_scheduling_the_gemm.md", "docs/07_filling_the_waves.md", "docs/reading-traces.md", "docs/nsight-systems.md",
          "docs/pytorch-vs-c.md"]
 
 FENCE = re.compile(r"^\s*(```|~~~)")

@@ -56,7 +56,8 @@ PINNED = ("README.md", "docs/01_matmul_add.md", "docs/02_linear.md", "docs/03_si
           "docs/ko/01_matmul_add.md", "docs/ko/02_linear.md", "docs/ko/03_simple_mlp.md", "docs/ko/04_fused_mlp.md",
           "docs/ko/05_writing_the_gemm.md", "docs/ko/reading-traces.md", "docs/ko/nsight-systems.md",
           "docs/ko/pytorch-vs-c.md", "docs/validation.md", "docs/00_gpu_primer.md", "docs/ko/00_gpu_primer.md",
-          "docs/06_scheduling_the_gemm.md", "docs/ko/06_scheduling_the_gemm.md")
+          "docs/06_scheduling_the_gemm.md", "docs/ko/06_scheduling_the_gemm.md",
+          "docs/07_filling_the_waves.md", "docs/ko/07_filling_the_waves.md")
 
 # The one results run every page of the learning path pins (tools/repin_docs.py moves the pins
 # when a new run replaces it), and the articles' PyTorch traces, which no run of ours replaces.

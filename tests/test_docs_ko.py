@@ -43,6 +43,7 @@ PAIRS = [
     ("docs/04_fused_mlp.md", "docs/ko/04_fused_mlp.md"),
     ("docs/05_writing_the_gemm.md", "docs/ko/05_writing_the_gemm.md"),
     ("docs/06_scheduling_the_gemm.md", "docs/ko/06_scheduling_the_gemm.md"),
+    ("docs/07_filling_the_waves.md", "docs/ko/07_filling_the_waves.md"),
     ("docs/reading-traces.md", "docs/ko/reading-traces.md"),
     ("docs/nsight-systems.md", "docs/ko/nsight-systems.md"),
     ("docs/pytorch-vs-c.md", "docs/ko/pytorch-vs-c.md"),
