@@ -2,8 +2,11 @@
  * against the CPU reference in double on the same rounded inputs: every version, bf16 and fp16;
  * a version that cannot run on this GPU (or in this build) is a SKIP that says why.
  *
- *   gpu_04_gemm_geglu                       every version, small shapes and the article's
- *   gpu_04_gemm_geglu --version N --small   version N on the small shapes only (the sanitizers)
+ *   gpu_04_gemm_geglu                       every version, small shapes and the article's; a
+ *                                           version whose tile width depends on the shape
+ *                                           (version 9) also at one shape per width it picks
+ *   gpu_04_gemm_geglu --version N --small   version N on the small shapes (and its widths'
+ *                                           shapes) only: the sanitizers
  *   gpu_04_gemm_geglu --versions            prints the version numbers, one a line
  *   gpu_04_gemm_geglu --needs               prints each version and the compute capability it
  *                                           needs (10 * major + minor; 90 and up: that one exactly)
