@@ -39,14 +39,14 @@ namespace gemm6 {
 
 constexpr int BM = 128, BN = 64, BK = 64, STAGES = 6, CONSUMERS = 2, THREADS = 128 * (1 + CONSUMERS);
 constexpr int X_BYTES = BM * BK * 2, W_BYTES = 2 * BN * BK * 2; // x; Wg and Wu stacked (128 rows)
-constexpr int STAGE_BYTES = X_BYTES + W_BYTES;
+// A stage of the ring for tiles bn columns wide: x, then bn rows of Wg and bn rows of Wu.
+__host__ __device__ constexpr int stage_bytes(int bn) { return X_BYTES + 2 * bn * BK * 2; }
+constexpr int STAGE_BYTES = stage_bytes(BN);
 constexpr int OUT_BOX = 64, OUT_BOX_BYTES = OUT_BOX * OUT_BOX * 2; // one 64 x 64 box of m
 constexpr int OUT_BYTES = CONSUMERS * (BM / OUT_BOX) * OUT_BOX_BYTES;
 constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + OUT_BYTES + 1024; // + room to align to 1024 B
 static_assert(SMEM_BYTES <= 227 * 1024, "the ring and the boxes fit an sm_90 block's shared memory");
 static_assert(BN == OUT_BOX, "a tile is two boxes of m, one above the other");
-// A stage of the ring for tiles bn columns wide: x, then bn rows of Wg and bn rows of Wu.
-__host__ __device__ constexpr int stage_bytes(int bn) { return X_BYTES + 2 * bn * BK * 2; }
 constexpr int PRODUCER_REGS = 40; // the producer's registers when the consumers take the rest
 
 // One step of K for a consumer: d[h] += x rows [64 h, + 64) of the stage at sx times the stacked
