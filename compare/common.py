@@ -537,6 +537,11 @@ def graph_forward(torch, forward, warmups=GRAPH_WARMUPS):
         for _ in range(warmups):
             forward()
     torch.cuda.current_stream().wait_stream(side)
+    # cuBLAS's workspace for the capture's stream is kept between calls; one set up earlier (by an
+    # earlier capture, in a graph's memory pool since freed) would be captured by address and
+    # fault at replay once that memory goes back to the device. Cleared, the capture allocates
+    # its own, in this graph's pool, which lives as long as the graph.
+    torch._C._cuda_clearCublasWorkspaces()
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph), torch.no_grad():
         static_y = forward()
