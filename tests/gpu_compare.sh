@@ -76,6 +76,24 @@ shapes_case() {
     fi
 }
 
+# compare/grid_torch.py, the shape grid's PyTorch process, at two points in one process, as the
+# grid runs them: the second point's hand-captured graph must replay after the first point's
+# graph is gone (a capture that reused cuBLAS's workspace of a freed graph faulted at replay).
+grid_torch_case() {
+    local label="compare grid_torch: two points in one process" log="$tmp/grid_torch.log" answers
+    answers=$(printf '%s\n' '{"cmd":"point","dim":768,"hidden":3072,"tokens":32768}' \
+        '{"cmd":"time","forwards":20,"rounds":1}' '{"cmd":"point","dim":4096,"hidden":11008,"tokens":1}' \
+        '{"cmd":"time","forwards":200,"rounds":2}' '{"cmd":"quit"}' | python3 compare/grid_torch.py 2>"$log")
+    local rc=$?
+    if [ "$rc" -eq 2 ]; then
+        compare_waived "$label" "$log"
+    elif [ "$rc" -ne 0 ] || [ "$(grep -c '^{' <<<"$answers")" -ne 4 ] || grep -q '"error"' <<<"$answers"; then
+        echo "FAIL $label: exit $rc, $(grep -c '^{' <<<"$answers") of 4 answers"$'\n'"$(grep -o '"error": "[^"]*"' <<<"$answers" | head -2 | sed 's/^/  /')"
+    else
+        echo "PASS $label (both points checked and timed, every mode)"
+    fi
+}
+
 n=0
 case_() {
     local stage=$1
@@ -98,6 +116,7 @@ make --no-print-directory -s "${built[@]}" >/dev/null 2>&1
 if [ -x bin/04_fused_mlp ]; then
     shapes_case --tokens 1,8,64 --dim 64 --hidden 256 &
 fi
+grid_torch_case &
 case_ 04_fused_mlp --variant all
 case_ 04_fused_mlp --batch 1 --seq 8 --variant all
 case_ 03_simple_mlp --batch 1 --seq 8
