@@ -100,6 +100,7 @@ if want 04 && [ -x bin/decode_timeline ]; then  # the decode rung, block by bloc
         part decode_timeline timeout "$lim" bin/decode_timeline --tokens "$t" --csv "$out/decode_timeline_${t}tokens.csv"
     done
     part decode_timeline timeout "$lim" bin/decode_timeline --tokens 8 --cold-l2  # weights from HBM, as in a model
+    part decode_timeline_4096x11008 timeout "$lim" bin/decode_timeline --tokens 8 --dim 4096 --hidden 11008  # 07's waves
 fi
 # The tests and the sanitizers take minutes, not seconds: limits of their own.
 if want tests; then  # the README's test command, timed
