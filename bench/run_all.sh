@@ -129,7 +129,7 @@ if want ncu && [ -x bin/04_fused_mlp ]; then
         ncu_part gemm_geglu_ --variant epilogue --gemm 1
         big=(--batch 2048 --seq 1 --dim 4096 --hidden 14336)
         ncu_part nvjet --variant merged "${big[@]}"
-        for v in 5 6 7 8; do ncu_part gemm_geglu_ --variant epilogue --gemm "$v" "${big[@]}"; done
+        for v in 5 6 7 8 9; do ncu_part gemm_geglu_ --variant epilogue --gemm "$v" "${big[@]}"; done
     else
         echo "ncu: not found on PATH, skipped" | tee -a "$out/ncu.log"
     fi
