@@ -59,7 +59,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "compare"))
-from common import EXIT_BAD_INPUT, EXIT_WAIVED, StrictParser, input_problem, out_problem, shown, whole  # noqa: E402,E501 (the standard library only)
+from common import EXIT_BAD_INPUT, EXIT_WAIVED, StrictParser, hangul_font_missing, input_problem, out_problem, shown, whole  # noqa: E402,E501 (the standard library only)
 from shapes import token_list  # noqa: E402
 MODELS = ((768, 3072), (4096, 11008), (4096, 14336), (8192, 3584))
 TOKENS = (1, 8, 16, 128, 512, 2048, 8192, 32768)
@@ -417,6 +417,9 @@ def plot_heat_maps(out, points, gpu):
         return
     models = sorted({(p["dim"], p["hidden"]) for p in points})
     tokens = sorted({p["tokens"] for p in points})
+    no_hangul = hangul_font_missing()
+    if no_hangul:
+        print("plot: %s; the English heat maps only" % no_hangul)
     for name, title, title_ko, value_of in HEAT_MAPS:
         cells = [(tokens.index(p["tokens"]), models.index((p["dim"], p["hidden"])), value_of(p), p) for p in points]
         cells = [c for c in cells if c[2] is not None]
@@ -428,7 +431,7 @@ def plot_heat_maps(out, points, gpu):
             f.write("x,y,value,tokens,model\n")
             for x, y, v, p in cells:
                 f.write("%d,%d,%.4f,%d,%dx%d\n" % (x, y, v, p["tokens"], p["dim"], p["hidden"]))
-        for suffix, words in (("", title), ("_ko", title_ko)):
+        for suffix, words in (("", title),) + ((("_ko", title_ko),) if not no_hangul else ()):
             png = os.path.join(out, name + suffix + ".png")
             full_title = "%s, bf16, %s" % (words, gpu) if gpu else words + ", bf16"
             proc = subprocess.run([gnuplot, "-c", os.path.join(ROOT, "common", "plots", "call.gp"),

@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -232,6 +233,20 @@ def out_file_problem(path):
     if problem and problem.endswith("symbolic link to nothing"):
         return problem
     return "cannot write %s: %s" % (path, problem) if problem else None
+
+
+NO_HANGUL = "no font with Hangul for the Korean figures (fc-list :lang=ko lists none; install fonts-nanum)"
+
+
+def hangul_font_missing():
+    """NO_HANGUL when fontconfig knows no font with Hangul, else None: without one, cairo draws
+    a Korean figure's words as a few giant glyphs across the picture."""
+    fc_list = shutil.which("fc-list")
+    if not fc_list:
+        return NO_HANGUL
+    listed = subprocess.run([fc_list, ":lang=ko", "family"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, check=False).stdout
+    return None if listed.strip() else NO_HANGUL
 
 
 def input_problem(path, what="file"):

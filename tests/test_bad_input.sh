@@ -52,6 +52,9 @@ done
 # good.csv (a per-step CSV), step.csv beside step.json, a FIFO; results/ holds an env.txt; grid/
 # a shape_grid.csv with no point.
 t=$root/template
+# a fontconfig file that names no font: fc-list lists none, so no font has Hangul
+nofonts=$root/nofonts.conf
+printf '<?xml version="1.0"?>\n<fontconfig></fontconfig>\n' >"$nofonts"
 mkdir -p "$t/dir" "$t/tmp" "$t/results" "$t/grid" "$t/co/compare" "$t/co/bench" "$t/co/tools" "$t/co/tests"
 echo x >"$t/file"
 mkfifo "$t/fifo"
@@ -546,6 +549,7 @@ cmd "trace_timeline: error: " "the following arguments are required: trace, wind
 cmd "trace_timeline: error: " "unrecognized arguments: --bogus" python3 "$tl" --help --bogus
 cmd "trace_timeline: error: " "unrecognized arguments: --bogus" python3 "$tl" --bogus --help
 cmd "trace_timeline: error: " "unrecognized arguments: extra" python3 "$tl" empty.json W o.png extra
+cmd "trace_timeline: error: " "no font with Hangul" env FONTCONFIG_FILE="$nofonts" python3 "$tl" empty.json W o_ko.png
 cmd "trace_timeline: error: " "nope.json: no such file" python3 "$tl" nope.json ProfilerStep#3 o.png
 cmd "trace_timeline: error: " "text.txt is not a trace" python3 "$tl" text.txt ProfilerStep#3 o.png
 cmd "trace_timeline: error: " "binary.csv is not a trace" python3 "$tl" binary.csv ProfilerStep#3 o.png
@@ -646,6 +650,9 @@ cmd "figures: error: " "IMG_DIR: ../file is not a directory" env IMG_DIR=../file
 cmd "figures: error: " "IMG_DIR: cannot create output directory /proc/x" env IMG_DIR=/proc/x "$fg" ../results
 setup='mkfifo results/env2 && mv results/env.txt dir/ && mv results/env2 results/env.txt'
 cmd "figures: error: " "env.txt is not a regular file" "$fg" ../results
+if command -v gnuplot >/dev/null; then  # the font is checked once gnuplot is found
+    cmd "figures: error: " "no font with Hangul" env FONTCONFIG_FILE="$nofonts" "$fg" ../results
+fi
 
 dg=co/bench/diagrams.sh
 cmd "diagrams: error: " "--help goes alone" "$dg" --help ../dir
@@ -658,6 +665,9 @@ cmd "diagrams: error: " "cannot create output directory /proc/x" "$dg" /proc/x
 cmd "diagrams: error: " "cannot create output directory /dev/null/x" "$dg" /dev/null/x
 cmd "diagrams: error: " "../dangling is a symbolic link to nothing" "$dg" ../dangling
 cmd "diagrams: error: " "OUT_DIR: 'a?b' holds a control character" "$dg" "$ctl"
+if command -v gnuplot >/dev/null; then
+    cmd "diagrams: error: " "no font with Hangul" env FONTCONFIG_FILE="$nofonts" "$dg" ../dir tile
+fi
 
 hf=co/tools/h200_fixtures.sh
 cmd "h200_fixtures: error: " "OUTDIR is missing" "$hf"

@@ -37,7 +37,7 @@ import tempfile
 import unicodedata
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "compare"))
-from common import StrictParser, input_problem, out_file_problem, shown  # noqa: E402 (the standard library only)
+from common import StrictParser, hangul_font_missing, input_problem, out_file_problem, shown  # noqa: E402,E501 (the standard library only)
 
 CPU_CATS = ("cpu_op", "user_annotation")
 API_CATS = ("cuda_runtime", "cuda_driver")
@@ -388,6 +388,9 @@ def main():
             if not a.png.endswith(".png"):
                 ap.error(f"'{a.png}' does not name a .png file")
             problem = out_file_problem(a.png)
+            if problem:
+                ap.error(problem)
+            problem = a.png.endswith("_ko.png") and hangul_font_missing()
             if problem:
                 ap.error(problem)
 
