@@ -37,9 +37,9 @@ void launch_add(dtype_t t, const void *a, const void *b, void *out, size_t n, cu
 
 /* ---- the forwards ---------------------------------------------------------------------- */
 
-/* One cuBLASLt plan serves all three variants: D = x @ w + beta * C. It is made on the first
- * forward (handle, descriptors, the heuristic query that picks the kernel, the workspace) and
- * reused after, as PyTorch caches its plans: its cost is part of the cold first step. */
+/* One plan's layout serves all three variants: D = x @ w + beta * C. Each model makes its plan
+ * on its first forward (handle, descriptors, the heuristic query that picks the kernel, the
+ * workspace) and reuses it after: its cost is part of the cold first step. */
 static void ensure_plan(matmul_add *m)
 {
     if (m->planned) return;

@@ -31,7 +31,7 @@ template <typename T>
 __device__ void transpose_tile(const T *__restrict__ src, T *__restrict__ dst, size_t rows,
                                size_t cols)
 {
-    __shared__ T tile[TILE][TILE + 1]; // + 1: no bank conflicts on the column-wise read
+    __shared__ T tile[TILE][TILE + 1]; // + 1: a column spread over the banks (see the top)
     size_t r0 = (size_t)blockIdx.y * TILE, c0 = (size_t)blockIdx.x * TILE;
     for (int i = threadIdx.y; i < TILE; i += TILE_ROWS) {
         size_t r = r0 + i, c = c0 + threadIdx.x;
