@@ -66,7 +66,7 @@ template <typename T, int R> __device__ __forceinline__ void mma_step(float (&d)
     wgmma_commit();
 }
 
-// gelu(gate) * up of accumulator pair i of half h: d[h] holds R columns of gate, then R of up.
+// gelu(gate) * up of accumulator pair i of half h: d[h]'s R registers hold R / 2 of gate, then R / 2 of up.
 template <int R> __device__ __forceinline__ float geglu_at(const float (&d)[2][R], int h, int i)
 {
     return gelu_tanh(d[h][i]) * d[h][i + R / 2];
