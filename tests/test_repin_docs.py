@@ -5,7 +5,8 @@ come from its line's counterpart, rounded as the prose rounded the old one (deci
 digits, a change of unit, thousands commas), ranges and table cells too; a pin into a file the
 new run lacks keeps its path; a line with no counterpart is reported and makes the exit status 1;
 a number written without a unit is reported, not rewritten; a fenced line that quotes the old
-run becomes the new line.
+run becomes the new line; a not-measured formula whose inputs the pins' lines held is recomputed,
+and one with an input they do not hold is reported.
 One line per case: PASS/FAIL name.
 """
 import os
@@ -40,6 +41,9 @@ Decode takes 8.7 us<!--src:r/old/run.log:2--> at 1980 MHz<!--src:r/old/run.log:2
 Between 8.31-8.38 us<!--src:r/old/run.log:5--> over rounds. The experiment lost: 107 us<!--src:r/old/exp.log:1-->.
 Against the graph's 12.8 the decode takes 8.7 us<!--src:r/old/run.log:2,3-->.
 
+The graph costs 4.2 us<!--not-measured:12.81-8.653--> more; an aside of 1.5 us<!--not-measured:3.25-1.75-->;
+a clock 29%<!--not-measured:(1-1410/1980)*100--> lower.
+
 | tokens | us |
 |---|---|
 | 8 | 76.9<!--src:r/old/grid.csv:3--> |
@@ -55,6 +59,9 @@ Decode takes 8.3 us<!--src:r/new/run.log:3--> at 1965 MHz<!--src:r/new/run.log:3
 12.4 us<!--src:r/new/run.log:4-->; the long run 13,900 us, or 13.9 ms<!--src:r/new/run.log:5-->.
 Between 8.02-8.11 us<!--src:r/new/run.log:6--> over rounds. The experiment lost: 107 us<!--src:r/old/exp.log:1-->.
 Against the graph's 12.8 the decode takes 8.3 us<!--src:r/new/run.log:3,4-->.
+
+The graph costs 4.1 us<!--not-measured:12.40-8.312--> more; an aside of 1.5 us<!--not-measured:3.25-1.75-->;
+a clock 29%<!--not-measured:(1-1410/1980)*100--> lower.
 
 | tokens | us |
 |---|---|
@@ -102,8 +109,16 @@ def main():
         check("exit status 0 when every pin moved", p.returncode == 0, p.stdout + p.stderr)
         check("a number without a unit next to a pin is reported, not rewritten",
               "12.8 (no unit: not rewritten) was 12.81 on the old line, 12.4 on the new" in p.stdout, p.stdout)
+        check("a formula whose inputs the pins' lines held is recomputed from the new lines",
+              "formula 12.81-8.653 -> 12.40-8.312" in p.stdout and "4.2 -> 4.1" in p.stdout, p.stdout)
+        check("a formula input on no moved line is reported, the formula kept",
+              "formula 3.25-1.75: recompute by hand, input 3.25 (on no moved line), 1.75" in p.stdout, p.stdout)
+        check("a whole number of a formula that a changed line held is reported",
+              "formula (1-1410/1980)*100: recompute by hand, input 1980 (a changed line's number)" in p.stdout,
+              p.stdout)
+        check("the summary counts the formulas left by hand", "2 formulas to recompute by hand" in p.stdout, p.stdout)
         check("a fenced line quoting the old run is reported with its new line",
-              "page.md:14: fenced line now as r/new/run.log:4" in p.stdout, p.stdout)
+              "page.md:17: fenced line now as r/new/run.log:4" in p.stdout, p.stdout)
     with tempfile.TemporaryDirectory() as root:
         tree(root, NEW_LOG.replace("graph: 12.40 us per forward\n", "graph rung: not run\n"))
         p = repin(root, "--write")

@@ -15,6 +15,11 @@ Paths, the pins' own among them, are from the repository's root (--root: another
 A number written without a unit ('against eager's 52') is not the pin's to rewrite: where it
 equals a number of the pin's old lines and none of the new, it is reported. A line of a fenced
 block that is a line of an old file the new run changed becomes the new line.
+A not-measured formula (`<!--not-measured:8.34-5.76-->`) whose decimal inputs are numbers of
+lines the page's pins moved is recomputed from the new lines' numbers, and the numbers it covers
+rewritten; an input found on none of them, or on several that now differ, is reported, as is a
+whole number of the formula that only changed lines held (1980 of `(1-1410/1980)*100` may be a
+clock): such a formula is left whole, for the reader.
 The prose around a changed number (a comparison, a "faster") is not read: read the changes.
 Exit status 0, or 1 when some pin could not be moved.
 """
@@ -30,6 +35,8 @@ import doc_numbers  # noqa: E402
 from common import StrictParser, shown  # noqa: E402 (the standard library only)
 
 MASK = re.compile(r"[0-9][0-9.:e+-]*")
+# a formula's literal: 8.34, 1980, 1e6 (an exponent's literal is a constant, never an input)
+LITERAL = re.compile(r"[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 # a number in prose, thousands commas and decimals included; not a word's digits ('sm_90', 'v6')
 UNITLESS = re.compile(r"(?<![A-Za-z0-9_.#/-])([0-9](?:[0-9]|,(?=[0-9]{3}))*(?:\.[0-9]+)?)(?![0-9A-Za-z_])")
 
@@ -182,10 +189,67 @@ def align(a, b):
     return m
 
 
+def same_decimals(literal, x):
+    """x as the literal writes it, to the literal's decimals ('5.76' and 5.758: yes)."""
+    decimals = len(literal.split(".")[1]) if "." in literal else 0
+    return round(x, decimals) == float(literal)
+
+
+def refigure(page, lines, moves, report):
+    """Edits that recompute the page's not-measured formulas from moves, the (old, new) numbers
+    of the lines its pins moved; the count of formulas left to recompute by hand."""
+    edits, by_hand = [], 0
+    for i, c, covered, _ in pins(lines):
+        if c.group(1) == "src":
+            continue
+        spec = c.group(2)
+        old_values, _ = doc_numbers.formula_values(spec)
+        if old_values is None:
+            continue
+        unsure = []
+
+        def swap(m):
+            literal = m.group(0)
+            if "e" in literal.lower():
+                return literal
+            news = {new for old, new in moves if same_decimals(literal, old)}
+            if "." not in literal:  # a count or a constant, unless only changed lines held it
+                if float(literal) >= 100 and news and float(literal) not in news:
+                    unsure.append(f"{literal} (a changed line's number)")
+                return literal
+            if len(news) != 1:
+                unsure.append(f"{literal} ({'on no moved line' if not news else 'now several values'})")
+                return literal
+            decimals = len(literal.split(".")[1])
+            return "%.*f" % (decimals, news.pop())
+
+        new_spec = LITERAL.sub(swap, spec)
+        if unsure and moves:  # a formula half recomputed would mix two runs: all of it by hand
+            report.append(f"{page}:{i + 1}: formula {spec}: recompute by hand, input " + ", ".join(unsure))
+            by_hand += 1
+            continue
+        if new_spec == spec:
+            continue
+        new_values, _ = doc_numbers.formula_values(new_spec)
+        report.append(f"{page}:{i + 1}: formula {spec} -> {new_spec}")
+        for li, a, b in covered:
+            prose = lines[li][a:b]
+            for k, x in enumerate(old_values):
+                how = doc_numbers.rounding(prose, x)
+                if how:
+                    text = render(prose, new_values[k], how)
+                    if text != prose:
+                        report.append(f"{page}:{li + 1}: {prose} -> {text}")
+                    edits.append((li, a, b, text))
+                    break
+        edits.append((i, c.start(2), c.end(2), new_spec))
+    return edits, by_hand
+
+
 def repin_page(page, files, report):
     full = os.path.join(files.root, page)
     lines = open(full, encoding="utf-8").read().split("\n")
-    edits, failed = [], 0  # (line index, start, end, new text)
+    edits, failed, moves = [], 0, set()  # (line index, start, end, new text); (old, new) numbers
     for i, c, covered, loose in pins(lines):
         if c.group(1) != "src":
             continue
@@ -253,6 +317,9 @@ def repin_page(page, files, report):
                 report.append(f"{page}:{li + 1}: {lines[li][a:b]} -> {text}")
             edits.append((li, a, b, text))
         edits.append((i, c.start(2), c.end(2), ";".join(spec)))
+        moves.update(zip(old_tokens, new_tokens))
+    formula_edits, by_hand = refigure(page, lines, moves, report)
+    edits += formula_edits
     prose = {li for li, _ in doc_numbers.outside_fences(lines, 0)}
     for li, line in enumerate(lines):  # a fenced block quoting a file of the old run
         if li in prose or line.lstrip().startswith(("```", "~~~")):
@@ -269,7 +336,7 @@ def repin_page(page, files, report):
         edits.append((li, 0, len(line), text))
     for li, a, b, text in sorted(edits, key=lambda e: (e[0], -e[1])):
         lines[li] = lines[li][:a] + text + lines[li][b:]
-    return "\n".join(lines), failed
+    return "\n".join(lines), failed, by_hand
 
 
 def main():
@@ -304,17 +371,18 @@ def main():
 
 def repin(args):
     files = Files(args.root, os.path.normpath(args.old), os.path.normpath(args.new))
-    failed = 0
+    failed = by_hand = 0
     for page in args.pages or doc_numbers.PINNED:
         report = []
-        text, f = repin_page(page, files, report)
+        text, f, h = repin_page(page, files, report)
         failed += f
+        by_hand += h
         for r in report:
             print(r)
         if args.write:
             with open(os.path.join(args.root, page), "w", encoding="utf-8") as out:
                 out.write(text)
-    print(f"repin: {failed} pins not moved")
+    print(f"repin: {failed} pins not moved, {by_hand} formulas to recompute by hand")
     return 1 if failed else 0
 
 
