@@ -27,9 +27,7 @@ for n in "${only[@]}"; do
 done
 help_done
 command -v gnuplot >/dev/null || die "gnuplot is required (not found on PATH)"
-# the Korean labels need a font with Hangul (compare/common.py says which is missing)
-no_hangul=$(python3 -c 'import sys; sys.path.insert(0, "compare"); import common; print(common.hangul_font_missing() or "")')
-[ -z "$no_hangul" ] || die "$no_hangul"
+hangul_font # the Korean words
 d=common/plots/diagrams
 mkdir -p "$out"
 

@@ -39,9 +39,7 @@ if [ -z "$help_asked" ]; then
 fi
 help_done
 command -v gnuplot >/dev/null || die "gnuplot is required (not found on PATH)"
-# the Korean figures need a font with Hangul (compare/common.py says which is missing)
-no_hangul=$(python3 -c 'import sys; sys.path.insert(0, "compare"); import common; print(common.hangul_font_missing() or "")')
-[ -z "$no_hangul" ] || die "$no_hangul"
+hangul_font # the Korean words
 run=$1
 sweeps=${2:-$run}
 trace_dir=${3:-${TRACE_DIR:-$run}}

@@ -17,6 +17,8 @@
 #   in_file LABEL PATH             PATH is a regular file to read (a FIFO is refused, not opened)
 #   whole LABEL VALUE LO HI        VALUE is a plain decimal whole number in LO..HI
 #   words LABEL VALUE ALLOWED...   every word of VALUE is one of ALLOWED
+#   hangul_font                    a font with Hangul is known, for the Korean figures (run from
+#                                  the repository's root; compare/common.py says what is missing)
 
 shown() { printf '%s' "$*" | tr -c '[:print:]' '?'; }
 
@@ -119,4 +121,10 @@ words() {
         for a in "$@"; do [ "$w" = "$a" ] && ok=1; done
         [ -n "$ok" ] || die "$label: unknown part '$w' (parts: $*)"
     done
+}
+
+hangul_font() {
+    local why
+    why=$(python3 -c 'import sys; sys.path.insert(0, "compare"); import common; print(common.hangul_font_missing() or "")')
+    [ -z "$why" ] || die "$why"
 }
