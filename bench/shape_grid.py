@@ -420,6 +420,7 @@ def plot_heat_maps(out, points, gpu):
     no_hangul = hangul_font_missing()
     if no_hangul:
         print("plot: %s; the English heat maps only" % no_hangul)
+    suffixes = ("",) if no_hangul else ("", "_ko")  # _ko: the Korean words
     for name, title, title_ko, value_of in HEAT_MAPS:
         cells = [(tokens.index(p["tokens"]), models.index((p["dim"], p["hidden"])), value_of(p), p) for p in points]
         cells = [c for c in cells if c[2] is not None]
@@ -431,7 +432,8 @@ def plot_heat_maps(out, points, gpu):
             f.write("x,y,value,tokens,model\n")
             for x, y, v, p in cells:
                 f.write("%d,%d,%.4f,%d,%dx%d\n" % (x, y, v, p["tokens"], p["dim"], p["hidden"]))
-        for suffix, words in (("", title),) + ((("_ko", title_ko),) if not no_hangul else ()):
+        for suffix in suffixes:
+            words = title_ko if suffix else title
             png = os.path.join(out, name + suffix + ".png")
             full_title = "%s, bf16, %s" % (words, gpu) if gpu else words + ", bf16"
             proc = subprocess.run([gnuplot, "-c", os.path.join(ROOT, "common", "plots", "call.gp"),

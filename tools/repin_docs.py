@@ -195,11 +195,11 @@ def same_decimals(literal, x):
     return round(x, decimals) == float(literal)
 
 
-def refigure(page, lines, moves, report):
-    """Edits that recompute the page's not-measured formulas from moves, the (old, new) numbers
-    of the lines its pins moved; the count of formulas left to recompute by hand."""
+def refigure(page, lines, comments, moves, report):
+    """Edits that recompute the page's not-measured formulas (comments: pins(lines)) from moves,
+    the (old, new) numbers of the lines its pins moved; the count of formulas left by hand."""
     edits, by_hand = [], 0
-    for i, c, covered, _ in pins(lines):
+    for i, c, covered, _ in comments:
         if c.group(1) == "src":
             continue
         spec = c.group(2)
@@ -250,7 +250,8 @@ def repin_page(page, files, report):
     full = os.path.join(files.root, page)
     lines = open(full, encoding="utf-8").read().split("\n")
     edits, failed, moves = [], 0, set()  # (line index, start, end, new text); (old, new) numbers
-    for i, c, covered, loose in pins(lines):
+    comments = pins(lines)
+    for i, c, covered, loose in comments:
         if c.group(1) != "src":
             continue
         pairs = doc_numbers.SOURCE.findall(c.group(2))
@@ -318,7 +319,7 @@ def repin_page(page, files, report):
             edits.append((li, a, b, text))
         edits.append((i, c.start(2), c.end(2), ";".join(spec)))
         moves.update(zip(old_tokens, new_tokens))
-    formula_edits, by_hand = refigure(page, lines, moves, report)
+    formula_edits, by_hand = refigure(page, lines, comments, moves, report)
     edits += formula_edits
     prose = {li for li, _ in doc_numbers.outside_fences(lines, 0)}
     for li, line in enumerate(lines):  # a fenced block quoting a file of the old run
